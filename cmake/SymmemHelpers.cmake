@@ -1,0 +1,60 @@
+# Helpers that keep the layering honest and the test registrations short.
+#
+# symmem_add_layer(NAME <layer> SOURCES ... DEPS <lower layers>)
+#   Builds static library symmem_<layer>. Its private include root holds only itself and
+#   the layers it names in DEPS (and theirs), so an upward #include fails to compile.
+function(symmem_add_layer)
+  cmake_parse_arguments(L "" "NAME" "SOURCES;DEPS;LIBS" ${ARGN})
+  set(root ${CMAKE_BINARY_DIR}/layer-includes/${L_NAME})
+  file(MAKE_DIRECTORY ${root})
+  set(visible ${L_NAME})
+  foreach(d IN LISTS L_DEPS)
+    get_property(dvis GLOBAL PROPERTY SYMMEM_LAYER_VISIBLE_${d})
+    list(APPEND visible ${d} ${dvis})
+  endforeach()
+  list(REMOVE_DUPLICATES visible)
+  set_property(GLOBAL PROPERTY SYMMEM_LAYER_VISIBLE_${L_NAME} ${visible})
+  foreach(v IN LISTS visible)
+    string(REPLACE "/" "_" vflat ${v})
+    get_filename_component(parent ${root}/${v} DIRECTORY)
+    file(MAKE_DIRECTORY ${parent})
+    file(CREATE_LINK ${PROJECT_SOURCE_DIR}/src/${v} ${root}/${v} SYMBOLIC)
+  endforeach()
+  string(REPLACE "/" "_" tname ${L_NAME})
+  add_library(symmem_${tname} STATIC ${L_SOURCES})
+  target_include_directories(symmem_${tname}
+    PUBLIC $<BUILD_INTERFACE:${root}> $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
+  foreach(d IN LISTS L_DEPS)
+    string(REPLACE "/" "_" dflat ${d})
+    target_link_libraries(symmem_${tname} PUBLIC symmem_${dflat})
+  endforeach()
+  if(L_LIBS)
+    target_link_libraries(symmem_${tname} PUBLIC ${L_LIBS})
+  endif()
+  target_compile_definitions(symmem_${tname} PUBLIC SYMMEM_BUILDING)
+endfunction()
+
+# symmem_add_unit_test(NAME <name> SOURCES ... LIBS ...): one GoogleTest binary, one CTest.
+function(symmem_add_unit_test)
+  cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest_main)
+  add_test(NAME unit.${T_NAME} COMMAND ${T_NAME})
+  set_tests_properties(unit.${T_NAME} PROPERTIES TIMEOUT 120 LABELS unit)
+endfunction()
+
+# symmem_add_mp_test(NAME <name> COMMAND <prog> [args] NPES <n...> [TIMEOUT s])
+#   Registers one CTest per PE count, each run under symmem-run with a timeout.
+function(symmem_add_mp_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "COMMAND;NPES;ENV" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 120)
+  endif()
+  foreach(n IN LISTS T_NPES)
+    add_test(NAME ${T_NAME}.np${n}
+      COMMAND $<TARGET_FILE:symmem-run> -n ${n} --timeout ${T_TIMEOUT} ${T_COMMAND})
+    math(EXPR ctest_to "${T_TIMEOUT} + 30")
+    set_tests_properties(${T_NAME}.np${n} PROPERTIES TIMEOUT ${ctest_to} LABELS mp
+      ENVIRONMENT "SYMMEM_LOG_LEVEL=warn;${T_ENV}")
+  endforeach()
+endfunction()

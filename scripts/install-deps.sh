@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages symmem needs to build, test and benchmark.
+# Safe to run repeatedly; does nothing when everything is already present.
+set -euo pipefail
+pkgs=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
+      libucx-dev openmpi-bin libopenmpi-dev pybind11-dev python3-dev python3-numpy
+      python3-pytest python3-matplotlib procps)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
