@@ -52,6 +52,7 @@ class Allocator {
  private:
   void insert_free(uint64_t off, uint64_t size);
   void erase_free(uint64_t off, uint64_t size);
+  void release(uint64_t off, uint64_t size);  // insert_free, coalescing with neighbours
 
   uint64_t capacity_;
   uint64_t in_use_ = 0;
