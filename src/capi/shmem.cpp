@@ -1,0 +1,147 @@
+// The OpenSHMEM C API: each function is a thin skin over Runtime::Impl of the default
+// instance (one check, one call). Typed families are stamped from the type table.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+#include "capi/default_instance.hpp"
+#include "common/log.hpp"
+#include "shmem.h"
+
+namespace symmem::capi {
+
+Runtime::Impl* g_default = nullptr;
+static bool g_finalized = false;
+
+void not_initialized(const char* call) {
+  log_pe(LogLevel::kError, log_pe_default(), "%s: called %s; the OpenSHMEM library is not initialized", call,
+         g_finalized ? "after shmem_finalize" : "before shmem_init");
+  std::fflush(nullptr);
+  _exit(1);
+}
+
+}  // namespace symmem::capi
+
+using symmem::capi::rt;
+
+extern "C" {
+
+void shmem_init(void) {
+  using namespace symmem;
+  if (capi::g_default) return;  // already initialised: the standard allows repeated calls
+  try {
+    capi::g_default = new Runtime::Impl(InitOptions{}, ErrorMode::kExitJob);
+    capi::g_finalized = false;
+  } catch (const std::exception& e) {  // nothing throws across the C boundary
+    log(LogLevel::kError, "shmem_init: %s", e.what());
+    _exit(1);
+  }
+}
+
+void shmem_finalize(void) {
+  using namespace symmem;
+  Runtime::Impl* r = rt("shmem_finalize");
+  r->barrier_all();
+  r->finalized_ = true;
+  delete r;
+  capi::g_default = nullptr;
+  capi::g_finalized = true;
+}
+
+void shmem_global_exit(int status) { rt("shmem_global_exit")->global_exit(status); }
+int shmem_my_pe(void) { return rt("shmem_my_pe")->rank_; }
+int shmem_n_pes(void) { return rt("shmem_n_pes")->npes_; }
+int shmem_pe_accessible(int pe) {
+  auto* r = rt("shmem_pe_accessible");
+  return pe >= 0 && pe < r->npes_ && r->routes_[pe] == symmem::Route::kShm;
+}
+int shmem_addr_accessible(const void* addr, int pe) {
+  return rt("shmem_addr_accessible")->ptr(addr, pe) != nullptr;
+}
+void* shmem_ptr(const void* dest, int pe) { return rt("shmem_ptr")->ptr(dest, pe); }
+
+void shmem_info_get_version(int* major, int* minor) {
+  *major = SHMEM_MAJOR_VERSION;
+  *minor = SHMEM_MINOR_VERSION;
+}
+void shmem_info_get_name(char* name) {
+  std::strncpy(name, SHMEM_VENDOR_STRING, SHMEM_MAX_NAME_LEN - 1);
+  name[SHMEM_MAX_NAME_LEN - 1] = '\0';
+}
+
+// ---- memory management ----
+void* shmem_malloc(size_t size) {
+  return rt("shmem_malloc")->collective_alloc("shmem_malloc", symmem::AllocOp::kMalloc, size, 64, nullptr);
+}
+void* shmem_calloc(size_t count, size_t size) {
+  auto* r = rt("shmem_calloc");
+  if (size && count > SIZE_MAX / size)
+    r->fail(symmem::Errc::kInvalidArgument, "shmem_calloc", "%zu x %zu bytes overflows", count, size);
+  return r->collective_alloc("shmem_calloc", symmem::AllocOp::kCalloc, count * size, 64, nullptr);
+}
+void* shmem_align(size_t alignment, size_t size) {
+  auto* r = rt("shmem_align");
+  if (alignment == 0 || (alignment & (alignment - 1)))
+    r->fail(symmem::Errc::kInvalidArgument, "shmem_align", "alignment %zu is not a power of two", alignment);
+  return r->collective_alloc("shmem_align", symmem::AllocOp::kAlign, size, alignment, nullptr);
+}
+void* shmem_realloc(void* ptr, size_t size) {
+  auto* r = rt("shmem_realloc");
+  if (!ptr) return r->collective_alloc("shmem_realloc", symmem::AllocOp::kMalloc, size, 64, nullptr);
+  return r->collective_alloc("shmem_realloc", symmem::AllocOp::kRealloc, size, 64, ptr);
+}
+void shmem_free(void* ptr) { rt("shmem_free")->collective_free("shmem_free", ptr); }
+
+// ---- RMA ----
+void shmem_putmem(void* d, const void* s, size_t n, int pe) { rt("shmem_putmem")->put("shmem_putmem", d, s, n, pe); }
+void shmem_getmem(void* d, const void* s, size_t n, int pe) { rt("shmem_getmem")->get("shmem_getmem", d, s, n, pe); }
+void shmem_putmem_nbi(void* d, const void* s, size_t n, int pe) {
+  rt("shmem_putmem_nbi")->put("shmem_putmem_nbi", d, s, n, pe);
+}
+void shmem_getmem_nbi(void* d, const void* s, size_t n, int pe) {
+  rt("shmem_getmem_nbi")->get("shmem_getmem_nbi", d, s, n, pe);
+}
+
+#define SYMMEM_DEF_RMA(T, N)                                                                 \
+  void shmem_##N##_put(T* d, const T* s, size_t n, int pe) {                                 \
+    rt("shmem_" #N "_put")->put("shmem_" #N "_put", d, s, n * sizeof(T), pe);                \
+  }                                                                                          \
+  void shmem_##N##_get(T* d, const T* s, size_t n, int pe) {                                 \
+    rt("shmem_" #N "_get")->get("shmem_" #N "_get", d, s, n * sizeof(T), pe);                \
+  }                                                                                          \
+  void shmem_##N##_put_nbi(T* d, const T* s, size_t n, int pe) {                             \
+    rt("shmem_" #N "_put_nbi")->put("shmem_" #N "_put_nbi", d, s, n * sizeof(T), pe);        \
+  }                                                                                          \
+  void shmem_##N##_get_nbi(T* d, const T* s, size_t n, int pe) {                             \
+    rt("shmem_" #N "_get_nbi")->get("shmem_" #N "_get_nbi", d, s, n * sizeof(T), pe);        \
+  }                                                                                          \
+  void shmem_##N##_p(T* d, T v, int pe) { rt("shmem_" #N "_p")->p("shmem_" #N "_p", d, v, pe); } \
+  T shmem_##N##_g(const T* s, int pe) { return rt("shmem_" #N "_g")->g("shmem_" #N "_g", s, pe); }
+SHMEM_RMA_TYPES(SYMMEM_DEF_RMA)
+#undef SYMMEM_DEF_RMA
+
+#define SYMMEM_DEF_SIZED(BITS, BYTES)                                                        \
+  void shmem_put##BITS(void* d, const void* s, size_t n, int pe) {                           \
+    rt("shmem_put" #BITS)->put("shmem_put" #BITS, d, s, n * BYTES, pe);                      \
+  }                                                                                          \
+  void shmem_get##BITS(void* d, const void* s, size_t n, int pe) {                           \
+    rt("shmem_get" #BITS)->get("shmem_get" #BITS, d, s, n * BYTES, pe);                      \
+  }                                                                                          \
+  void shmem_put##BITS##_nbi(void* d, const void* s, size_t n, int pe) {                     \
+    rt("shmem_put" #BITS "_nbi")->put("shmem_put" #BITS "_nbi", d, s, n * BYTES, pe);        \
+  }                                                                                          \
+  void shmem_get##BITS##_nbi(void* d, const void* s, size_t n, int pe) {                     \
+    rt("shmem_get" #BITS "_nbi")->get("shmem_get" #BITS "_nbi", d, s, n * BYTES, pe);        \
+  }
+SHMEM_RMA_SIZES(SYMMEM_DEF_SIZED)
+#undef SYMMEM_DEF_SIZED
+
+// ---- ordering and synchronisation ----
+void shmem_fence(void) { rt("shmem_fence")->fence(); }
+void shmem_quiet(void) { rt("shmem_quiet")->quiet(); }
+void shmem_barrier_all(void) { rt("shmem_barrier_all")->barrier_all(); }
+void shmem_sync_all(void) { rt("shmem_sync_all")->sync_all(); }
+
+}  // extern "C"

@@ -1,0 +1,80 @@
+// The symmetric heap of one job instance, mapped at the global layout.
+//
+// Each PE owns one POSIX shared-memory object of H + M bytes: its user heap (H) followed by
+// its metadata region (M). Every process reserves one range of virtual addresses at the
+// same base G, agreed at init over the store, and maps
+//     PE p's heap      at G + p*H
+//     PE p's metadata  at G + n*H + p*M
+// so a symmetric address translates to a peer's with one multiply-add and means the same
+// thing in every process of the node.
+//
+// Nothing is committed until used: the objects are sparse (ftruncate), the reservation is
+// PROT_NONE. Memory that /dev/shm cannot back must never turn into a SIGBUS on first
+// touch, so every byte the allocator hands out is committed first with fallocate(2) on
+// the owner's object (commit()), which fails with ENOSPC at allocation time instead. The
+// metadata region is committed whole at init. Once every PE has mapped every object, the
+// names are unlinked: a job killed at any moment after init leaves nothing in /dev/shm.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/store.hpp"
+#include "common/status.hpp"
+
+namespace symmem {
+
+struct HeapParams {
+  int rank = 0;
+  int npes = 1;
+  std::string job_id;      // names objects /dev/shm/symmem-<job_id>-i<instance>-<rank>
+  int instance = 0;
+  uint64_t heap_size = 0;  // H, rounded up to the huge-page size (2 MiB)
+  uint64_t meta_size = 0;  // M, rounded up to the page size
+  uint64_t commit_chunk = 2ull << 20;
+  double timeout_s = 60;
+};
+
+class SymmetricHeap {
+ public:
+  // Collective over `store` (may be null when npes == 1).
+  static Result<std::unique_ptr<SymmetricHeap>> create(const HeapParams& p, Store* store);
+  ~SymmetricHeap();
+  SymmetricHeap(const SymmetricHeap&) = delete;
+  SymmetricHeap& operator=(const SymmetricHeap&) = delete;
+
+  uintptr_t base() const { return base_; }
+  uint64_t heap_size() const { return heap_size_; }
+  uint64_t meta_size() const { return meta_size_; }
+  int npes() const { return npes_; }
+  int rank() const { return rank_; }
+  char* heap(int pe) const { return reinterpret_cast<char*>(base_ + uint64_t(pe) * heap_size_); }
+  char* meta(int pe) const {
+    return reinterpret_cast<char*>(base_ + uint64_t(npes_) * heap_size_ + uint64_t(pe) * meta_size_);
+  }
+  char* my_heap() const { return heap(rank_); }
+
+  // Makes sure bytes [0, extent) of this PE's heap are backed by /dev/shm (fallocate in
+  // commit_chunk steps). Fails with kNoMemory, naming /dev/shm and SHMEM_SYMMETRIC_SIZE.
+  Status commit(uint64_t extent);
+  uint64_t committed() const { return committed_; }
+
+ private:
+  SymmetricHeap() = default;
+  Status agree_base(Store* store, const HeapParams& p);
+  Status map_all(const HeapParams& p);
+
+  int rank_ = 0, npes_ = 1;
+  uint64_t heap_size_ = 0, meta_size_ = 0, total_ = 0, commit_chunk_ = 0, committed_ = 0;
+  uintptr_t base_ = 0;
+  int fd_ = -1;  // own object, kept for commit()
+  std::string name_;
+  bool linked_ = false;
+};
+
+// Name of the shared-memory object of `rank` (without the leading '/').
+std::string heap_object_name(const std::string& job_id, int instance, int rank);
+
+}  // namespace symmem

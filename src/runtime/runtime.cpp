@@ -1,0 +1,349 @@
+// Runtime init/finalize, synchronisation, collective allocation and error reporting.
+#include <sched.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/tcp_store.hpp"
+#include "common/log.hpp"
+#include "runtime/runtime_impl.hpp"
+
+namespace symmem {
+namespace {
+
+const char* alloc_op_name(uint32_t op) {
+  switch (static_cast<AllocOp>(op)) {
+    case AllocOp::kMalloc: return "shmem_malloc";
+    case AllocOp::kCalloc: return "shmem_calloc";
+    case AllocOp::kAlign: return "shmem_align";
+    case AllocOp::kRealloc: return "shmem_realloc";
+    case AllocOp::kFree: return "shmem_free";
+  }
+  return "?";
+}
+
+// Spinning only pays when the peer we wait for can run at the same time; with more PEs
+// than cores, spin briefly and give the core away.
+WaitPolicy make_wait_policy(const Config& c, int local_pes) {
+  WaitPolicy w;
+  unsigned cores = std::thread::hardware_concurrency();
+  bool oversubscribed = cores && unsigned(local_pes) > cores;
+  w.spin = c.wait_spin >= 0 ? int(c.wait_spin) : (oversubscribed ? 16 : 20000);
+  w.yield = c.wait_yield >= 0 ? int(c.wait_yield) : (oversubscribed ? 16 : 64);
+  w.max_sleep_us = int(c.wait_max_sleep_us > 0 ? c.wait_max_sleep_us : 1000);
+  return w;
+}
+
+}  // namespace
+
+Runtime::Impl::Impl(const InitOptions& opts, ErrorMode mode) : mode_(mode) {
+  auto cfg = Config::from_env();
+  if (!cfg.ok()) fail(cfg.status().code(), "init", "%s", cfg.status().message().c_str());
+  cfg_ = *cfg;
+  LogLevel lvl;
+  if (cfg_.debug) set_log_level(LogLevel::kDebug);
+  else if (parse_log_level(cfg_.log_level.c_str(), &lvl)) set_log_level(lvl);
+  auto env = LaunchEnv::from_env();
+  if (!env.ok()) fail(env.status().code(), "init", "%s", env.status().message().c_str());
+  env_ = *env;
+  rank_ = env_.rank;
+  npes_ = env_.npes;
+  set_log_pe(rank_);
+  if (!env_.from_launcher) log_pe(LogLevel::kInfo, rank_, "no launcher found: running as a 1-PE job");
+
+  if (env_.store) {
+    auto c = TcpStoreClient::connect(*env_.store, env_.magic, rank_, cfg_.init_timeout);
+    if (!c.ok()) fail(c.status().code(), "init", "cannot join the job's store: %s", c.status().message().c_str());
+    store_ = std::move(c).value();
+  }
+
+  HeapParams hp;
+  hp.rank = rank_;
+  hp.npes = npes_;
+  hp.job_id = env_.job_id;
+  hp.instance = opts.instance;
+  hp.heap_size = opts.heap_size ? opts.heap_size : cfg_.symmetric_size;
+  hp.meta_size = cfg_.metadata_size;
+  hp.commit_chunk = cfg_.commit_chunk;
+  hp.timeout_s = cfg_.init_timeout;
+
+  // Every PE must ask for the same heap; say who differs rather than map garbage.
+  if (store_) {
+    std::string mine = std::to_string(hp.heap_size);
+    auto all = store_allgather(*store_, "init/i" + std::to_string(opts.instance) + "/heap_size", rank_, npes_,
+                               mine, cfg_.init_timeout);
+    if (!all.ok()) fail(all.status().code(), "init", "%s", all.status().message().c_str());
+    for (int pe = 0; pe < npes_; ++pe)
+      if ((*all)[pe] != mine)
+        fail(Errc::kMismatch, "init", "symmetric heap size differs: this PE has %s bytes, PE %d has %s bytes "
+             "(set SHMEM_SYMMETRIC_SIZE the same on every PE)", mine.c_str(), pe, (*all)[pe].c_str());
+  }
+
+  auto heap = SymmetricHeap::create(hp, store_.get());
+  if (!heap.ok()) fail(heap.status().code(), "init", "%s", heap.status().message().c_str());
+  heap_ = std::move(heap).value();
+  heap_size_ = heap_->heap_size();
+  my_heap_ = reinterpret_cast<uintptr_t>(heap_->my_heap());
+  alloc_ = std::make_unique<Allocator>(heap_size_);
+  routes_ = RouteTable(std::vector<Route>(size_t(npes_), Route::kShm));
+  wait_ = make_wait_policy(cfg_, npes_);
+
+  MetaFixed* m = meta(rank_);
+  m->magic = kMetaMagic;
+  m->pid = getpid();
+  m->rank = rank_;
+  // Every PE's metadata is initialised before any PE may signal into it.
+  if (store_) {
+    Status s = store_barrier(*store_, "init/i" + std::to_string(opts.instance) + "/ready", rank_, npes_,
+                             cfg_.init_timeout);
+    if (!s.ok()) fail(s.code(), "init", "%s", s.message().c_str());
+  }
+}
+
+Runtime::Impl::~Impl() {
+  if (!finalized_ && heap_) {
+    barrier_all();
+    finalized_ = true;
+  }
+}
+
+void* Runtime::Impl::ptr(const void* addr, int pe) const {
+  if (static_cast<unsigned>(pe) >= static_cast<unsigned>(npes_) || !in_heap(addr)) return nullptr;
+  if (routes_[pe] != Route::kShm) return nullptr;
+  return const_cast<char*>(static_cast<const char*>(addr)) + (int64_t(pe) - rank_) * int64_t(heap_size_);
+}
+
+// ---------------------------------------------------------------- synchronisation
+
+void Runtime::Impl::wait_word_ge(std::atomic<uint32_t>* word, uint32_t target) {
+  uint32_t v = word->load(std::memory_order_acquire);
+  if (int32_t(v - target) >= 0) return;
+  Backoff b(wait_);
+  std::atomic<uint32_t>& sleepers = meta(rank_)->sleepers;
+  for (;;) {
+    if (!b.sleeping()) {
+      b.pause();
+    } else {
+      // Announce the sleep before the last look, so a writer that stores after that look
+      // sees the announcement and wakes us (both sides use seq_cst: store, then load).
+      sleepers.fetch_add(1, std::memory_order_seq_cst);
+      v = word->load(std::memory_order_seq_cst);
+      if (int32_t(v - target) < 0) b.pause_on(word, v);
+      sleepers.fetch_sub(1, std::memory_order_relaxed);
+    }
+    v = word->load(std::memory_order_acquire);
+    if (int32_t(v - target) >= 0) return;
+  }
+}
+
+void Runtime::Impl::notify(int pe, std::atomic<uint32_t>* remote_word, uint32_t value) {
+  remote_word->store(value, std::memory_order_seq_cst);
+  if (meta(pe)->sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_shared(remote_word);
+}
+
+void Runtime::Impl::strided_sync(int start, int stride, int size, uint64_t flags_off, uint32_t* epoch) {
+  if (size <= 1) return;
+  uint32_t e = ++*epoch;
+  int me = (rank_ - start) / stride;
+  for (int round = 0, dist = 1; dist < size; ++round, dist <<= 1) {
+    int to = start + ((me + dist) % size) * stride;
+    auto* remote = reinterpret_cast<PaddedWord*>(meta_bytes(to) + flags_off) + round;
+    auto* mine = reinterpret_cast<PaddedWord*>(meta_bytes(rank_) + flags_off) + round;
+    notify(to, &remote->v, e);
+    wait_word_ge(&mine->v, e);
+  }
+}
+
+void Runtime::Impl::sync_all() {
+  strided_sync(0, 1, npes_, offsetof(MetaFixed, world_barrier), &world_epoch_);
+}
+
+// ---------------------------------------------------------------- collective allocation
+
+// Every PE records what it asked for, allocates locally (deterministic, so offsets agree),
+// commits the memory, then meets the others in a barrier and reads their records: a PE
+// that asked for something else, or could not allocate, is found here. A mismatch ends
+// the job with a report naming the call and the PEs; a failure on any PE makes the call
+// return NULL on every PE.
+void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size, size_t align, void* old) {
+  // The standard: a zero-sized malloc / calloc / align does nothing (not even the barrier).
+  if (size == 0 && op != AllocOp::kRealloc) return nullptr;
+  if (op == AllocOp::kRealloc && old && !in_heap(old))
+    fail(Errc::kInvalidArgument, call, "pointer %p is not a symmetric address", old);
+  uint64_t old_off = old ? reinterpret_cast<uintptr_t>(old) - my_heap_ : 0;
+  uint64_t old_size = old ? alloc_->block_size(old_off) : 0;
+  if (old && old_size == 0)
+    fail(Errc::kInvalidArgument, call, "pointer %p is not the start of a live symmetric block", old);
+  if (op == AllocOp::kRealloc) barrier_all();  // nobody still writes into the old block
+
+  uint64_t seq = ++alloc_seq_;
+  AllocRecord& rec = meta(rank_)->alloc[seq & 1];
+  std::optional<uint64_t> off;
+  bool ok = true;
+  if (size > 0) {
+    if (op == AllocOp::kRealloc && size <= old_size) {
+      auto r = alloc_->realloc(old_off, size);  // shrinking never moves
+      off = r ? std::optional<uint64_t>(r->offset) : std::nullopt;
+    } else {
+      off = alloc_->alloc(size, align < Allocator::kDefaultAlign ? Allocator::kDefaultAlign : align);
+    }
+    if (!off) {
+      ok = false;
+      log_pe(LogLevel::kWarn, rank_, "%s(%zu): symmetric heap exhausted (%s of %s in use, largest free block %s); "
+             "raise SHMEM_SYMMETRIC_SIZE", call, size, format_size(alloc_->bytes_in_use()).c_str(),
+             format_size(heap_size_).c_str(), format_size(alloc_->largest_free()).c_str());
+    } else {
+      Status s = heap_->commit(alloc_->extent());
+      if (!s.ok()) {
+        ok = false;
+        log_pe(LogLevel::kWarn, rank_, "%s(%zu): %s", call, size, s.message().c_str());
+      }
+    }
+  }
+  rec.op = uint32_t(op);
+  rec.size = size;
+  rec.align = align;
+  rec.ok = ok ? 1 : 0;
+  rec.offset = off.value_or(~0ull);
+  rec.seq.store(seq, std::memory_order_release);
+  if (op == AllocOp::kCalloc && ok && off) std::memset(heap_->my_heap() + *off, 0, size);
+
+  barrier_all();
+
+  bool all_ok = ok;
+  for (int pe = 0; pe < npes_; ++pe) {
+    if (pe == rank_) continue;
+    const AllocRecord& r = meta(pe)->alloc[seq & 1];
+    uint64_t rs = r.seq.load(std::memory_order_acquire);
+    if (rs != seq || r.op != rec.op || r.size != rec.size || r.align != rec.align ||
+        (r.ok && ok && r.offset != rec.offset)) {
+      if (rs != seq)
+        fail(Errc::kMismatch, call, "collective memory call #%" PRIu64 " mismatch: this PE called %s(%zu) but PE %d "
+             "had not made that call (it is at call #%" PRIu64 "); every PE must allocate and free the same sizes "
+             "in the same order", seq, call, size, pe, rs);
+      fail(Errc::kMismatch, call, "collective memory call #%" PRIu64 " mismatch: this PE called %s(%zu, align %zu) "
+           "but PE %d called %s(%" PRIu64 ", align %" PRIu64 "); every PE must allocate and free the same sizes in "
+           "the same order", seq, call, size, align, pe, alloc_op_name(r.op), r.size, r.align);
+    }
+    if (!r.ok) all_ok = false;
+  }
+  if (!all_ok || size == 0) {
+    if (off && !(op == AllocOp::kRealloc && size <= old_size)) (void)alloc_->free(*off);
+    if (size == 0 && op == AllocOp::kRealloc && old) (void)alloc_->free(old_off);
+    if (!all_ok && ok)
+      log_pe(LogLevel::kWarn, rank_, "%s(%zu) returns NULL: another PE could not allocate", call, size);
+    return nullptr;
+  }
+  char* p = heap_->my_heap() + *off;
+  if (op == AllocOp::kRealloc && old && *off != old_off) {
+    std::memcpy(p, old, old_size < size ? old_size : size);
+    (void)alloc_->free(old_off);
+    barrier_all();  // peers may use the new block only once its contents have moved
+  }
+  return p;
+}
+
+void Runtime::Impl::collective_free(const char* call, void* ptr) {
+  if (!ptr) {
+    barrier_all();  // the standard's barrier still happens
+    return;
+  }
+  uint64_t off = reinterpret_cast<uintptr_t>(ptr) - my_heap_;
+  if (!in_heap(ptr) || alloc_->block_size(off) == 0)
+    fail(Errc::kInvalidArgument, call, "pointer %p is not the start of a live symmetric block", ptr);
+  barrier_all();  // nobody still accesses the block
+  uint64_t seq = ++alloc_seq_;
+  AllocRecord& rec = meta(rank_)->alloc[seq & 1];
+  rec.op = uint32_t(AllocOp::kFree);
+  rec.size = alloc_->block_size(off);
+  rec.align = 0;
+  rec.ok = 1;
+  rec.offset = off;
+  rec.seq.store(seq, std::memory_order_release);
+  sync_all();
+  for (int pe = 0; pe < npes_; ++pe) {
+    if (pe == rank_) continue;
+    const AllocRecord& r = meta(pe)->alloc[seq & 1];
+    uint64_t rs = r.seq.load(std::memory_order_acquire);
+    if (rs != seq || r.op != rec.op || r.offset != rec.offset)
+      fail(Errc::kMismatch, call, "collective memory call #%" PRIu64 " mismatch: this PE called shmem_free(%p) but "
+           "PE %d %s; every PE must allocate and free the same blocks in the same order", seq, ptr, pe,
+           rs != seq ? "had not made that call" : r.op != rec.op ? alloc_op_name(r.op) : "freed another block");
+  }
+  (void)alloc_->free(off);
+}
+
+// ---------------------------------------------------------------- errors
+
+void Runtime::Impl::bad_pe(const char* call, int pe) {
+  fail(Errc::kInvalidArgument, call, "PE %d is out of range (the job has %d PEs, 0..%d)", pe, npes_, npes_ - 1);
+}
+
+void Runtime::Impl::bad_range(const char* call, const void* addr, size_t n, int pe) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  if (a - my_heap_ < heap_size_)
+    fail(Errc::kInvalidArgument, call, "%zu bytes at %p (target PE %d) run past the end of the symmetric heap "
+         "(%" PRIu64 " bytes left)", n, addr, pe, heap_size_ - (a - my_heap_));
+  fail(Errc::kInvalidArgument, call, "address %p (target PE %d, %zu bytes) is not in the symmetric heap "
+       "[%p, %p)", addr, pe, n, reinterpret_cast<void*>(my_heap_), reinterpret_cast<void*>(my_heap_ + heap_size_));
+}
+
+void Runtime::Impl::fail(Errc code, const char* call, const char* fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  if (mode_ == ErrorMode::kThrow) throw Error(code, std::string(call) + ": " + msg);
+  log_pe(LogLevel::kError, rank_, "%s: %s", call, msg);
+  global_exit(1);
+}
+
+void Runtime::Impl::global_exit(int status) {
+  // The launcher watches this key and ends every PE of the job with `status`.
+  if (store_) (void)store_->set("job/global_exit", std::to_string(status) + " " + std::to_string(rank_));
+  std::fflush(nullptr);
+  _exit(status);
+}
+
+// ---------------------------------------------------------------- public C++ API
+
+Runtime::Runtime(const InitOptions& opts) : impl_(std::make_unique<Impl>(opts, ErrorMode::kThrow)) {}
+Runtime::~Runtime() = default;
+int Runtime::my_pe() const { return impl_->rank_; }
+int Runtime::n_pes() const { return impl_->npes_; }
+uint64_t Runtime::heap_size() const { return impl_->heap_size_; }
+void* Runtime::malloc(size_t n) { return impl_->collective_alloc("malloc", AllocOp::kMalloc, n, 64, nullptr); }
+void* Runtime::calloc(size_t c, size_t s) {
+  if (s && c > SIZE_MAX / s) impl_->fail(Errc::kInvalidArgument, "calloc", "%zu x %zu bytes overflows", c, s);
+  return impl_->collective_alloc("calloc", AllocOp::kCalloc, c * s, 64, nullptr);
+}
+void* Runtime::align(size_t a, size_t n) {
+  if (a == 0 || (a & (a - 1)))
+    impl_->fail(Errc::kInvalidArgument, "align", "alignment %zu is not a power of two", a);
+  return impl_->collective_alloc("align", AllocOp::kAlign, n, a, nullptr);
+}
+void* Runtime::realloc(void* p, size_t n) {
+  if (!p) return malloc(n);
+  return impl_->collective_alloc("realloc", AllocOp::kRealloc, n, 64, p);
+}
+void Runtime::free(void* p) { impl_->collective_free("free", p); }
+void Runtime::put(void* d, const void* s, size_t n, int pe) { impl_->put("put", d, s, n, pe); }
+void Runtime::get(void* d, const void* s, size_t n, int pe) { impl_->get("get", d, s, n, pe); }
+void Runtime::put_nbi(void* d, const void* s, size_t n, int pe) { impl_->put("put_nbi", d, s, n, pe); }
+void Runtime::get_nbi(void* d, const void* s, size_t n, int pe) { impl_->get("get_nbi", d, s, n, pe); }
+void Runtime::fence() { impl_->fence(); }
+void Runtime::quiet() { impl_->quiet(); }
+void Runtime::barrier_all() { impl_->barrier_all(); }
+void Runtime::sync_all() { impl_->sync_all(); }
+void* Runtime::ptr(const void* d, int pe) const { return impl_->ptr(d, pe); }
+bool Runtime::addr_accessible(const void* a, int pe) const { return impl_->ptr(a, pe) != nullptr; }
+bool Runtime::pe_accessible(int pe) const {
+  return pe >= 0 && pe < impl_->npes_ && impl_->routes_[pe] == Route::kShm;
+}
+
+}  // namespace symmem

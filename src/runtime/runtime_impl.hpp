@@ -1,0 +1,121 @@
+// Runtime::Impl — the engine behind the C++ and C APIs. The data-path calls are inline
+// here so the C layer (same library) pays one address check and a memcpy for a put.
+#pragma once
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "bootstrap/launch_env.hpp"
+#include "bootstrap/store.hpp"
+#include "common/config.hpp"
+#include "common/status.hpp"
+#include "common/wait.hpp"
+#include "heap/allocator.hpp"
+#include "heap/symmetric_heap.hpp"
+#include "runtime/meta.hpp"
+#include "symmem/symmem.hpp"
+#include "transport/route.hpp"
+#include "transport/shm/shm_ops.hpp"
+
+#define SYMMEM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+namespace symmem {
+
+// What a bad argument does: the C++ API throws, the C API reports and ends the job.
+enum class ErrorMode { kThrow, kExitJob };
+
+enum class AllocOp : uint32_t { kMalloc = 1, kCalloc, kAlign, kRealloc, kFree };
+
+struct Runtime::Impl {
+  Impl(const InitOptions& opts, ErrorMode mode);
+  ~Impl();
+
+  // ---- data path ----
+  // Address of `pe`'s copy of the symmetric range [addr, addr+n); reports a bad PE or a
+  // range outside the symmetric heap on behalf of `call`.
+  char* translate(const char* call, const void* addr, size_t n, int pe) {
+    if (SYMMEM_UNLIKELY(static_cast<unsigned>(pe) >= static_cast<unsigned>(npes_))) bad_pe(call, pe);
+    uintptr_t off = reinterpret_cast<uintptr_t>(addr) - my_heap_;
+    if (SYMMEM_UNLIKELY(off >= heap_size_ || n > heap_size_ - off)) {
+      if (n == 0) return nullptr;
+      bad_range(call, addr, n, pe);
+    }
+    return const_cast<char*>(static_cast<const char*>(addr)) + (int64_t(pe) - rank_) * int64_t(heap_size_);
+  }
+  void put(const char* call, void* dest, const void* src, size_t n, int pe) {
+    char* r = translate(call, dest, n, pe);
+    if (n) shm::put(r, src, n);
+  }
+  void get(const char* call, void* dest, const void* src, size_t n, int pe) {
+    char* r = translate(call, src, n, pe);
+    if (n) shm::get(dest, r, n);
+  }
+  template <class T>
+  void p(const char* call, T* dest, T value, int pe) {
+    T* r = reinterpret_cast<T*>(translate(call, dest, sizeof(T), pe));
+    __atomic_store(r, &value, __ATOMIC_RELAXED);
+  }
+  template <class T>
+  T g(const char* call, const T* src, int pe) {
+    const T* r = reinterpret_cast<const T*>(translate(call, src, sizeof(T), pe));
+    T v;
+    __atomic_load(r, &v, __ATOMIC_RELAXED);
+    return v;
+  }
+  void fence() { shm::fence(); }
+  void quiet() { shm::quiet(); }
+  // Local load/store address of pe's copy, or nullptr (never reports).
+  void* ptr(const void* addr, int pe) const;
+  bool in_heap(const void* addr) const {
+    return reinterpret_cast<uintptr_t>(addr) - my_heap_ < heap_size_;
+  }
+
+  // ---- synchronisation ----
+  void barrier_all() {
+    quiet();
+    sync_all();
+  }
+  void sync_all();
+  // Dissemination barrier over PEs start, start+stride, ... (size of them) using the
+  // `flags` words (kMaxBarrierRounds, at the same meta offset on every PE).
+  void strided_sync(int start, int stride, int size, uint64_t flags_meta_offset, uint32_t* epoch);
+  // Waits until *word - target >= 0 (mod 2^32), sleeping on the word when waiting long.
+  void wait_word_ge(std::atomic<uint32_t>* word, uint32_t target);
+  // Stores `value` into a word in pe's metadata and wakes it if that PE sleeps.
+  void notify(int pe, std::atomic<uint32_t>* remote_word, uint32_t value);
+
+  // ---- memory management (collective) ----
+  void* collective_alloc(const char* call, AllocOp op, size_t size, size_t align, void* old);
+  void collective_free(const char* call, void* ptr);
+
+  // ---- errors ----
+  [[noreturn]] void bad_pe(const char* call, int pe);
+  [[noreturn]] void bad_range(const char* call, const void* addr, size_t n, int pe);
+  // Throws (kThrow) or logs one line and ends the job with exit code 1 (kExitJob).
+  [[noreturn]] void fail(Errc code, const char* call, const char* fmt, ...) __attribute__((format(printf, 4, 5)));
+  // Ends the whole job with `status`: tells the launcher, then exits this process.
+  [[noreturn]] void global_exit(int status);
+
+  MetaFixed* meta(int pe) const { return reinterpret_cast<MetaFixed*>(heap_->meta(pe)); }
+  char* meta_bytes(int pe) const { return heap_->meta(pe); }
+
+  ErrorMode mode_;
+  Config cfg_;
+  LaunchEnv env_;
+  int rank_ = 0, npes_ = 1;
+  uint64_t heap_size_ = 0;
+  uintptr_t my_heap_ = 0;
+  WaitPolicy wait_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<SymmetricHeap> heap_;
+  std::unique_ptr<Allocator> alloc_;
+  RouteTable routes_;
+  uint32_t world_epoch_ = 0;
+  uint64_t alloc_seq_ = 0;
+  bool finalized_ = false;
+};
+
+}  // namespace symmem

@@ -1,0 +1,29 @@
+// symmem-info: what this build of symmem is and every setting it reads.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/config.hpp"
+#include "shmem.h"
+
+int main(int argc, char** argv) {
+  if (argc > 1 && (std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0)) {
+    std::printf("usage: symmem-info\nPrints the build, the transports and every tunable with its current value.\n");
+    return 0;
+  }
+  auto cfg = symmem::Config::from_env();
+  std::printf("symmem %s (OpenSHMEM %d.%d)\n", SHMEM_VENDOR_STRING + 7, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
+  std::printf("transports: shm (on-node load/store into mapped peer heaps)\n");
+  std::printf("launcher variables: SYMMEM_RANK SYMMEM_NPES SYMMEM_STORE SYMMEM_STORE_MAGIC SYMMEM_JOB_ID\n\n");
+  if (!cfg.ok()) {
+    std::fprintf(stderr, "symmem-info: %s\n", cfg.status().message().c_str());
+    cfg = symmem::Config();
+  }
+  std::printf("%-26s %-8s %-10s %-10s %s\n", "variable", "kind", "value", "default", "meaning");
+  for (const auto& e : cfg->describe()) {
+    bool set = std::getenv(e.env.c_str()) != nullptr;
+    std::printf("%-26s %-8s %-10s %-10s %s%s\n", e.env.c_str(), e.kind.c_str(), e.value.c_str(),
+                e.default_value.c_str(), e.help.c_str(), set ? " [set]" : "");
+  }
+  return 0;
+}
