@@ -1,0 +1,743 @@
+// The supervision loop of symmem-run.
+//
+// One thread, one poll(2) over a signalfd (SIGCHLD and the signals that stop the job) and
+// the stdout/stderr pipes of every PE. The store runs on its own thread inside
+// TcpStoreServer; every signal is blocked before it starts so only the signalfd sees them.
+//
+// A job is Running until the first failure (a PE that exits non-zero or is killed, the
+// timeout, or a signal to the launcher); that event alone is reported and decides the exit
+// code. The job is then Terminating: the group gets SIGTERM (or the launcher's own
+// signal), and SIGKILL after kKillGraceS. When no PE is left the group gets a final SIGKILL
+// (whatever the PEs started), output still in the pipes is forwarded, every child is
+// reaped, the job's /dev/shm objects are removed and the store stops.
+#include "job.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "bootstrap/launch_env.hpp"
+#include "bootstrap/tcp_store.hpp"
+#include "common/log.hpp"
+#include "guardian.hpp"
+
+extern char** environ;
+
+namespace symmem::run {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr double kKillGraceS = 2.0;      // SIGTERM -> SIGKILL
+constexpr double kDrainS = 1.0;          // output still arriving after the last PE exited
+constexpr double kReapS = 1.0;           // orphans we adopted, after the final group kill
+constexpr size_t kMaxPartial = 1 << 20;  // a tagged "line" longer than this is cut
+constexpr int kLauncherFailure = 125;
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n < 0) return {};
+  if (static_cast<size_t>(n) < sizeof buf) return std::string(buf, static_cast<size_t>(n));
+  std::string s(static_cast<size_t>(n) + 1, '\0');
+  va_start(ap, fmt);
+  vsnprintf(s.data(), s.size(), fmt, ap);
+  va_end(ap);
+  s.resize(static_cast<size_t>(n));
+  return s;
+}
+
+Clock::time_point after(double seconds) {
+  seconds = std::min(seconds, 1e9);  // "--timeout 1e300" must not overflow the clock
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// "PE 3", "PEs 1, 3", "PEs 0-5, 7": runs of three or more are written as ranges.
+std::string describe_ranks(const std::vector<int>& ranks) {
+  std::string s = ranks.size() == 1 ? "PE " : "PEs ";
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (i > 0) s += ", ";
+    if (j - i >= 2) {
+      s += std::to_string(ranks[i]) + "-" + std::to_string(ranks[j]);
+    } else {
+      for (size_t k = i; k <= j; ++k) s += (k > i ? ", " : "") + std::to_string(ranks[k]);
+    }
+    i = j + 1;
+  }
+  return s;
+}
+
+// Writes all of [p, p+n), waiting out a non-blocking or slow reader. False when the
+// descriptor is broken (EPIPE: nobody reads our output any more).
+bool write_all(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w > 0) {
+      p += w;
+      n -= static_cast<size_t>(w);
+    } else if (w < 0 && errno == EINTR) {
+      continue;
+    } else if (w < 0 && errno == EAGAIN) {
+      pollfd pfd{fd, POLLOUT, 0};
+      poll(&pfd, 1, -1);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// errno names for the forked child, where strerror (locale, malloc) is off limits.
+const char* errno_text(int err) {
+  switch (err) {
+    case ENOENT: return "No such file or directory";
+    case EACCES: return "Permission denied";
+    case ENOEXEC: return "Exec format error";
+    case E2BIG: return "Argument list too long";
+    case ENOMEM: return "Cannot allocate memory";
+    case ETXTBSY: return "Text file busy";
+    case ELOOP: return "Too many levels of symbolic links";
+    case ENAMETOOLONG: return "File name too long";
+    case ENOTDIR: return "Not a directory";
+    case EISDIR: return "Is a directory";
+    case EPERM: return "Operation not permitted";
+    default: return "exec failed";
+  }
+}
+
+void write_str(int fd, const char* s) {
+  ssize_t ignored = write(fd, s, std::strlen(s));
+  (void)ignored;
+}
+
+// Forwards PE output to the launcher's stdout/stderr. Untagged bytes pass through as
+// they come; tagged output is cut into lines, each written whole with its "[pe N] ".
+class Output {
+ public:
+  explicit Output(bool tag) : tag_(tag) {}
+
+  void forward(int rank, int dest, std::string& partial, const char* data, size_t n) {
+    if (!tag_) {
+      emit(dest, data, n);
+      return;
+    }
+    std::string chunk;
+    size_t start = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (data[i] != '\n') continue;
+      chunk += prefix(rank);
+      chunk += partial;
+      partial.clear();
+      chunk.append(data + start, i + 1 - start);
+      start = i + 1;
+    }
+    partial.append(data + start, n - start);
+    if (partial.size() > kMaxPartial) {
+      chunk += prefix(rank) + partial + "\n";
+      partial.clear();
+    }
+    emit(dest, chunk.data(), chunk.size());
+  }
+
+  // End of a stream: a last line without '\n' is still written, and terminated.
+  void flush(int rank, int dest, std::string& partial) {
+    if (!tag_ || partial.empty()) return;
+    std::string line = prefix(rank) + partial + "\n";
+    partial.clear();
+    emit(dest, line.data(), line.size());
+  }
+
+  // The launcher's own one-line message, always at the start of a line of stderr.
+  void message(const std::string& text) {
+    std::string line = at_line_start_[2] ? "" : "\n";
+    line += "symmem-run: " + text + "\n";
+    emit(2, line.data(), line.size());
+  }
+
+ private:
+  static std::string prefix(int rank) { return "[pe " + std::to_string(rank) + "] "; }
+
+  void emit(int fd, const char* p, size_t n) {
+    if (n == 0 || broken_[fd]) return;
+    if (!write_all(fd, p, n)) broken_[fd] = true;  // keep supervising; drop the output
+    at_line_start_[fd] = p[n - 1] == '\n';
+  }
+
+  bool tag_;
+  bool at_line_start_[3] = {true, true, true};
+  bool broken_[3] = {false, false, false};
+};
+
+struct Stream {
+  int fd = -1;  // read end of the PE's pipe; -1 once at EOF
+  int dest = 1;
+  std::string partial;
+};
+
+struct Pe {
+  int rank = 0;
+  pid_t pid = -1;
+  bool running = false;
+  Stream out, err;
+};
+
+// Everything the forked child needs, prepared before fork: after fork() in a process
+// with threads (the store's) only async-signal-safe calls are allowed.
+struct ChildPlan {
+  const char* path;
+  char* const* argv;
+  char* const* sh_argv;  // "/bin/sh path args...", for scripts without #! (like execvp)
+  char* const* envp;
+  pid_t launcher;
+  pid_t pgid;
+  int stdin_fd;  // -1: keep the launcher's
+  int out_fd, err_fd;
+  const sigset_t* mask;
+  const struct sigaction* sigpipe;
+  const struct rlimit* nofile;  // restore when the launcher raised its own limit
+  const char* exec_error;       // "symmem-run: PE 3: cannot execute 'prog': "
+  const char* pgid_error;
+};
+
+[[noreturn]] void child_exec(const ChildPlan& p) {
+  sigprocmask(SIG_SETMASK, p.mask, nullptr);
+  sigaction(SIGPIPE, p.sigpipe, nullptr);
+  if (p.nofile != nullptr) setrlimit(RLIMIT_NOFILE, p.nofile);
+  if (setpgid(0, p.pgid) != 0) {
+    write_str(p.err_fd, p.pgid_error);
+    _exit(kLauncherFailure);
+  }
+  // No PE outlives a launcher that is SIGKILLed; the getppid check closes the window in
+  // which the launcher died before prctl took effect.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != p.launcher) _exit(kLauncherFailure);
+  if (p.stdin_fd >= 0) dup2(p.stdin_fd, 0);
+  dup2(p.out_fd, 1);
+  dup2(p.err_fd, 2);
+  // Like mpirun, PEs inherit no descriptor but 0-2: not the store's sockets, not the
+  // other PEs' pipes (which would delay their EOF).
+  if (close_range(3, ~0U, 0) != 0) {
+    for (int fd = 3; fd < 65536; ++fd) close(fd);
+  }
+  execve(p.path, p.argv, p.envp);
+  if (errno == ENOEXEC) execve("/bin/sh", p.sh_argv, p.envp);
+  int err = errno;
+  write_str(2, p.exec_error);
+  write_str(2, errno_text(err));
+  write_str(2, "\n");
+  _exit(err == ENOENT ? 127 : 126);
+}
+
+std::vector<char*> c_array(std::vector<std::string>& strings) {
+  std::vector<char*> v;
+  v.reserve(strings.size() + 1);
+  for (auto& s : strings) v.push_back(s.data());
+  v.push_back(nullptr);
+  return v;
+}
+
+bool is_contract_var(const std::string& name) {
+  for (const char* v : {kEnvRank, kEnvNpes, kEnvStore, kEnvMagic, kEnvJobId}) {
+    if (name == v) return true;
+  }
+  return false;
+}
+
+class Job {
+ public:
+  Job(const Options& opts, std::string exe) : opts_(opts), exe_(std::move(exe)), output_(opts.tag_output) {}
+  int run();
+
+ private:
+  Status setup_process();
+  Status spawn_all();
+  void supervise();
+  void finish();
+
+  void reap();
+  void on_pe_exit(Pe& pe, int status);
+  void on_launcher_signal(int sig);
+  void on_timeout();
+  void begin_termination(int sig);
+  void signal_job(int sig);
+  void read_stream(Pe& pe, Stream& s);
+  void drain_pe(Pe& pe);
+  void close_stream(Pe& pe, Stream& s);
+  void handle_signalfd();
+
+  const Options& opts_;
+  std::string exe_;
+  Output output_;
+
+  std::string job_id_;
+  uint64_t magic_ = 0;
+  int sfd_ = -1;
+  int devnull_ = -1;
+  sigset_t old_mask_{};
+  struct sigaction old_sigpipe_ {};
+  struct rlimit old_nofile_ {};
+  bool raised_nofile_ = false;
+  Guardian guardian_;
+  bool guardian_reaped_ = false;
+  pid_t pgid_ = -1;
+  std::unique_ptr<TcpStoreServer> store_;
+  std::string store_url_;
+
+  std::vector<Pe> pes_;
+  std::unordered_map<pid_t, int> rank_of_;
+  int running_ = 0;
+  int open_streams_ = 0;
+
+  enum class Phase { kRunning, kTerminating } phase_ = Phase::kRunning;
+  int exit_code_ = 0;
+  bool sigkilled_ = false;
+  bool ended_ = false;
+  Clock::time_point timeout_deadline_{}, kill_deadline_{}, drain_deadline_{};
+};
+
+Status Job::setup_process() {
+  // Every PE needs two pipes here; raise the soft descriptor limit if that is short.
+  if (getrlimit(RLIMIT_NOFILE, &old_nofile_) == 0) {
+    rlim_t need = static_cast<rlim_t>(opts_.npes) * 2 + 64;
+    if (old_nofile_.rlim_cur != RLIM_INFINITY && old_nofile_.rlim_cur < need) {
+      if (old_nofile_.rlim_max != RLIM_INFINITY && old_nofile_.rlim_max < need) {
+        return Status(Errc::kInvalidArgument, format("%d PEs need %llu open files, but the limit is %llu (ulimit -Hn)",
+                                                     opts_.npes, static_cast<unsigned long long>(need),
+                                                     static_cast<unsigned long long>(old_nofile_.rlim_max)));
+      }
+      struct rlimit raised = old_nofile_;
+      raised.rlim_cur = need;
+      if (setrlimit(RLIMIT_NOFILE, &raised) != 0) return errno_status(Errc::kIo, "setrlimit(RLIMIT_NOFILE)", errno);
+      raised_nofile_ = true;
+    }
+  }
+
+  // Signals are read from a signalfd; they must be blocked before the store's thread
+  // exists so that no thread takes them the default way. SIGINT and SIGHUP that our parent
+  // ignores (nohup, a background job of a script) stay ignored, as in any program.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  sigaddset(&set, SIGTERM);
+  for (int sig : {SIGINT, SIGHUP}) {
+    struct sigaction cur {};
+    if (sigaction(sig, nullptr, &cur) == 0 && cur.sa_handler == SIG_IGN) continue;
+    sigaddset(&set, sig);
+  }
+  if (sigprocmask(SIG_BLOCK, &set, &old_mask_) != 0) return errno_status(Errc::kIo, "sigprocmask", errno);
+  sfd_ = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (sfd_ < 0) return errno_status(Errc::kIo, "signalfd", errno);
+  struct sigaction ign {};
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ign, &old_sigpipe_);  // a closed stdout must not kill the launcher
+
+  // Orphans of the PEs (a shell's background children) are re-parented to us, so they
+  // are reaped here and never linger as zombies under an init that does not reap.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+  devnull_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (devnull_ < 0) return errno_status(Errc::kIo, "open /dev/null", errno);
+  return Status::Ok();
+}
+
+Status Job::spawn_all() {
+  const int n = opts_.npes;
+  std::vector<std::string> argv_s(opts_.program.begin(), opts_.program.end());
+  std::vector<std::string> sh_argv_s{"/bin/sh", exe_};
+  sh_argv_s.insert(sh_argv_s.end(), opts_.program.begin() + 1, opts_.program.end());
+  std::vector<char*> argv = c_array(argv_s), sh_argv = c_array(sh_argv_s);
+
+  // The launcher's environment, then -x, then the contract (which nothing overrides).
+  std::vector<std::string> base;
+  auto overridden = [&](const std::string& name) {
+    if (is_contract_var(name)) return true;
+    for (auto& [k, v] : opts_.env) {
+      if (k == name) return true;
+    }
+    return false;
+  };
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv = *e;
+    if (!overridden(kv.substr(0, kv.find('=')))) base.push_back(std::move(kv));
+  }
+  for (auto& [k, v] : opts_.env) {
+    if (is_contract_var(k)) {
+      output_.message(format("-x %s is ignored: symmem-run sets it for each PE", k.c_str()));
+      continue;
+    }
+    base.push_back(k + "=" + v);
+  }
+  base.push_back(std::string(kEnvNpes) + "=" + std::to_string(n));
+  base.push_back(std::string(kEnvStore) + "=" + store_url_);
+  base.push_back(std::string(kEnvMagic) + "=" + format("%016llx", static_cast<unsigned long long>(magic_)));
+  base.push_back(std::string(kEnvJobId) + "=" + job_id_);
+
+  // PE 0 reads the launcher's stdin unless that is a terminal: the PEs are not the
+  // terminal's foreground group, so reading it would stop them with SIGTTIN.
+  bool pass_stdin = !isatty(0);
+  const pid_t me = getpid();
+  pes_.resize(static_cast<size_t>(n));
+  rank_of_.reserve(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    Pe& pe = pes_[static_cast<size_t>(r)];
+    pe.rank = r;
+    std::vector<std::string> env_s = base;
+    env_s.push_back(std::string(kEnvRank) + "=" + std::to_string(r));
+    std::vector<char*> envp = c_array(env_s);
+    std::string exec_error = format("symmem-run: PE %d: cannot execute '%s': ", r, exe_.c_str());
+    std::string pgid_error = format("symmem-run: PE %d: cannot join the job's process group\n", r);
+
+    int out_pipe[2], err_pipe[2];
+    if (pipe2(out_pipe, O_CLOEXEC) != 0) return errno_status(Errc::kIo, "pipe", errno);
+    if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+      int err = errno;
+      close(out_pipe[0]);
+      close(out_pipe[1]);
+      return errno_status(Errc::kIo, "pipe", err);
+    }
+    ChildPlan plan{exe_.c_str(),
+                   argv.data(),
+                   sh_argv.data(),
+                   envp.data(),
+                   me,
+                   pgid_,
+                   (r == 0 && pass_stdin) ? -1 : devnull_,
+                   out_pipe[1],
+                   err_pipe[1],
+                   &old_mask_,
+                   &old_sigpipe_,
+                   raised_nofile_ ? &old_nofile_ : nullptr,
+                   exec_error.c_str(),
+                   pgid_error.c_str()};
+    pid_t pid = fork();
+    if (pid == 0) child_exec(plan);
+    int fork_err = errno;
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    if (pid < 0) {
+      close(out_pipe[0]);
+      close(err_pipe[0]);
+      return errno_status(Errc::kIo, format("fork for PE %d", r), fork_err);
+    }
+    setpgid(pid, pgid_);  // the child does it too; EACCES once it has exec'd is fine
+    fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
+    fcntl(err_pipe[0], F_SETFL, O_NONBLOCK);
+    pe.pid = pid;
+    pe.running = true;
+    pe.out = Stream{out_pipe[0], 1, {}};
+    pe.err = Stream{err_pipe[0], 2, {}};
+    rank_of_[pid] = r;
+    ++running_;
+    open_streams_ += 2;
+    SYMMEM_LOG(kDebug, "symmem-run: PE %d is pid %d", r, static_cast<int>(pid));
+  }
+  return Status::Ok();
+}
+
+void Job::signal_job(int sig) {
+  if (pgid_ > 0) kill(-pgid_, sig);
+  // A PE that left the group (setsid) is still reached directly; its pid cannot have been
+  // reused while it is unreaped.
+  for (Pe& pe : pes_) {
+    if (pe.running) kill(pe.pid, sig);
+  }
+}
+
+void Job::begin_termination(int sig) {
+  phase_ = Phase::kTerminating;
+  signal_job(sig);
+  if (sig != SIGKILL) signal_job(SIGCONT);  // a stopped PE acts on the signal now
+  kill_deadline_ = after(kKillGraceS);
+}
+
+void Job::on_pe_exit(Pe& pe, int status) {
+  bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  std::string what;
+  if (WIFEXITED(status)) {
+    what = format("PE %d (pid %d) exited with code %d", pe.rank, static_cast<int>(pe.pid), WEXITSTATUS(status));
+  } else {
+    int sig = WTERMSIG(status);
+    what = format("PE %d (pid %d) was killed by signal %d (%s)%s", pe.rank, static_cast<int>(pe.pid), sig,
+                  strsignal(sig), WCOREDUMP(status) ? ", core dumped" : "");
+  }
+  if (ok || phase_ == Phase::kTerminating) {
+    SYMMEM_LOG(kDebug, "symmem-run: %s", what.c_str());
+    return;
+  }
+  output_.message(what);
+  exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  begin_termination(SIGTERM);
+}
+
+void Job::on_launcher_signal(int sig) {
+  if (running_ == 0) {  // the job is over; stop waiting for stray output
+    drain_deadline_ = Clock::now();
+    return;
+  }
+  if (phase_ == Phase::kRunning) {
+    output_.message(format("received signal %d (%s); stopping the job", sig, strsignal(sig)));
+    exit_code_ = 128 + sig;
+    begin_termination(sig);  // the PEs get the same signal, as they would from a terminal
+  } else if (!sigkilled_) {
+    signal_job(SIGKILL);  // a second Ctrl-C does not wait for the grace period
+    sigkilled_ = true;
+  }
+}
+
+void Job::on_timeout() {
+  std::vector<int> ranks;
+  for (const Pe& pe : pes_) {
+    if (pe.running) ranks.push_back(pe.rank);
+  }
+  output_.message(format("timeout after %g s; %s had not finished", opts_.timeout_s, describe_ranks(ranks).c_str()));
+  exit_code_ = 124;
+  begin_termination(SIGTERM);
+}
+
+void Job::close_stream(Pe& pe, Stream& s) {
+  output_.flush(pe.rank, s.dest, s.partial);
+  close(s.fd);
+  s.fd = -1;
+  --open_streams_;
+}
+
+void Job::read_stream(Pe& pe, Stream& s) {
+  char buf[64 * 1024];
+  ssize_t n = read(s.fd, buf, sizeof buf);
+  if (n > 0) {
+    output_.forward(pe.rank, s.dest, s.partial, buf, static_cast<size_t>(n));
+  } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+    close_stream(pe, s);
+  }
+}
+
+// A PE that has exited may have left output in its pipes; forward it before reporting
+// the exit, so that its last words come before our line about it.
+void Job::drain_pe(Pe& pe) {
+  for (Stream* s : {&pe.out, &pe.err}) {
+    for (int i = 0; i < 64 && s->fd >= 0; ++i) {
+      pollfd pfd{s->fd, POLLIN, 0};
+      if (poll(&pfd, 1, 0) <= 0) break;
+      read_stream(pe, *s);
+    }
+  }
+}
+
+void Job::reap() {
+  for (;;) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) return;
+    if (pid == guardian_.pid) {
+      guardian_reaped_ = true;
+      continue;
+    }
+    auto it = rank_of_.find(pid);
+    if (it == rank_of_.end()) continue;  // an adopted orphan of some PE
+    Pe& pe = pes_[static_cast<size_t>(it->second)];
+    pe.running = false;
+    --running_;
+    drain_pe(pe);
+    on_pe_exit(pe, status);
+  }
+}
+
+void Job::handle_signalfd() {
+  signalfd_siginfo si;
+  while (read(sfd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+    int sig = static_cast<int>(si.ssi_signo);
+    if (sig == SIGCHLD) {
+      reap();
+    } else {
+      on_launcher_signal(sig);
+    }
+  }
+}
+
+void Job::supervise() {
+  if (opts_.timeout_s > 0) timeout_deadline_ = after(opts_.timeout_s);
+  std::vector<pollfd> pfds;
+  std::vector<std::pair<Pe*, Stream*>> owners;
+  for (;;) {
+    reap();
+    if (running_ == 0) {
+      if (!ended_) {
+        ended_ = true;
+        if (pgid_ > 0) kill(-pgid_, SIGKILL);  // whatever the PEs left behind in the group
+        drain_deadline_ = after(kDrainS);
+      }
+      if (open_streams_ == 0 || Clock::now() >= drain_deadline_) return;
+    }
+
+    auto now = Clock::now();
+    Clock::time_point next = Clock::time_point::max();
+    if (running_ > 0 && phase_ == Phase::kRunning && opts_.timeout_s > 0) next = std::min(next, timeout_deadline_);
+    if (running_ > 0 && phase_ == Phase::kTerminating && !sigkilled_) next = std::min(next, kill_deadline_);
+    if (running_ == 0) next = std::min(next, drain_deadline_);
+    int timeout_ms = -1;
+    if (next != Clock::time_point::max()) {
+      double ms = std::chrono::duration<double, std::milli>(next - now).count();
+      timeout_ms = ms <= 0 ? 0 : static_cast<int>(std::min(std::ceil(ms), 3.6e6));
+    }
+
+    pfds.clear();
+    owners.clear();
+    pfds.push_back({sfd_, POLLIN, 0});
+    owners.emplace_back(nullptr, nullptr);
+    for (Pe& pe : pes_) {
+      for (Stream* s : {&pe.out, &pe.err}) {
+        if (s->fd < 0) continue;
+        pfds.push_back({s->fd, POLLIN, 0});
+        owners.emplace_back(&pe, s);
+      }
+    }
+    int r = poll(pfds.data(), pfds.size(), timeout_ms);
+    if (r < 0 && errno != EINTR) {
+      output_.message(format("poll failed: %s; stopping the job", strerror(errno)));
+      if (exit_code_ == 0) exit_code_ = kLauncherFailure;
+      signal_job(SIGKILL);
+      return;
+    }
+
+    now = Clock::now();
+    if (running_ > 0 && phase_ == Phase::kRunning && opts_.timeout_s > 0 && now >= timeout_deadline_) on_timeout();
+    if (running_ > 0 && phase_ == Phase::kTerminating && !sigkilled_ && now >= kill_deadline_) {
+      std::vector<int> ranks;
+      for (const Pe& pe : pes_) {
+        if (pe.running) ranks.push_back(pe.rank);
+      }
+      SYMMEM_LOG(kInfo, "symmem-run: %s still running %g s after SIGTERM; sending SIGKILL",
+                 describe_ranks(ranks).c_str(), kKillGraceS);
+      signal_job(SIGKILL);
+      sigkilled_ = true;
+    }
+    if (r <= 0) continue;
+    if (pfds[0].revents != 0) handle_signalfd();
+    for (size_t i = 1; i < pfds.size(); ++i) {
+      if (pfds[i].revents == 0) continue;
+      auto [pe, s] = owners[i];
+      if (s->fd == pfds[i].fd) read_stream(*pe, *s);  // not already closed by a drain
+    }
+  }
+}
+
+void Job::finish() {
+  for (Pe& pe : pes_) {
+    for (Stream* s : {&pe.out, &pe.err}) {
+      if (s->fd >= 0) close_stream(pe, *s);
+    }
+  }
+  if (pgid_ > 0) kill(-pgid_, SIGKILL);
+  // Only after an internal failure can a PE still be running here.
+  for (Pe& pe : pes_) {
+    if (!pe.running) continue;
+    kill(pe.pid, SIGKILL);
+    while (waitpid(pe.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    pe.running = false;
+    --running_;
+  }
+  release_guardian(guardian_);
+
+  // Reap the guardian and every orphan we adopted (they were in the group, so they are
+  // dying); a process that escaped the group and still runs after kReapS is left to init.
+  auto deadline = after(kReapS);
+  for (;;) {
+    int status;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      if (pid == guardian_.pid) guardian_reaped_ = true;
+      continue;
+    }
+    if (pid < 0 && errno == EINTR) continue;
+    if (pid < 0) break;  // ECHILD: nobody left
+    auto left = std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
+    if (left <= 0) break;
+    pollfd pfd{sfd_, POLLIN, 0};
+    poll(&pfd, 1, static_cast<int>(std::ceil(left)));
+    signalfd_siginfo si;
+    while (read(sfd_, &si, sizeof si) > 0) {
+    }
+  }
+  if (guardian_.pid > 0 && !guardian_reaped_) {
+    SYMMEM_LOG(kWarn, "symmem-run: the guardian process %d did not exit", static_cast<int>(guardian_.pid));
+  }
+
+  // Every process of the job is gone, so nothing can create an object after this sweep.
+  if (!job_id_.empty()) {
+    int removed = remove_job_shm(job_id_);
+    if (removed > 0) SYMMEM_LOG(kDebug, "symmem-run: removed %d /dev/shm objects of job %s", removed, job_id_.c_str());
+  }
+  if (store_) store_->stop();
+}
+
+int Job::run() {
+  job_id_ = random_job_id();
+  magic_ = random_u64();
+  if (Status s = setup_process(); !s.ok()) {
+    output_.message(s.message());
+    return kLauncherFailure;
+  }
+  // The guardian is forked while we are still single-threaded (before the store).
+  auto guardian = start_guardian(job_id_);
+  if (!guardian.ok()) {
+    output_.message(guardian.status().message());
+    finish();
+    return kLauncherFailure;
+  }
+  guardian_ = *guardian;
+  pgid_ = guardian_.pgid;
+
+  auto server = TcpStoreServer::start("127.0.0.1", 0, magic_);
+  if (!server.ok()) {
+    output_.message("cannot start the store: " + server.status().message());
+    finish();
+    return kLauncherFailure;
+  }
+  store_ = std::move(*server);
+  store_url_ = StoreAddress{"127.0.0.1", store_->port()}.to_url();
+  SYMMEM_LOG(kDebug, "symmem-run: job %s, store %s, %d PEs of %s", job_id_.c_str(), store_url_.c_str(), opts_.npes,
+             exe_.c_str());
+
+  if (Status s = spawn_all(); !s.ok()) {
+    output_.message(s.message() + "; stopping the job");
+    exit_code_ = kLauncherFailure;
+    phase_ = Phase::kTerminating;
+    signal_job(SIGKILL);
+    sigkilled_ = true;
+  }
+  supervise();
+  finish();
+  return exit_code_;
+}
+
+}  // namespace
+
+int run_job(const Options& opts, const std::string& exe_path) {
+  Job job(opts, exe_path);
+  return job.run();
+}
+
+}  // namespace symmem::run

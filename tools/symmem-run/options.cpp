@@ -1,0 +1,180 @@
+#include "options.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace symmem::run {
+namespace {
+
+// Upper bound on -n: each PE costs the launcher two pipes; beyond this the job would not
+// fit a single node's process table anyway.
+constexpr long kMaxNpes = 1 << 16;
+
+bool parse_npes(const std::string& text, int* out, std::string* error) {
+  errno = 0;
+  char* end = nullptr;
+  long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || v < 1) {
+    *error = "-n: '" + text + "' is not a positive integer";
+    return false;
+  }
+  if (v > kMaxNpes) {
+    *error = "-n: " + text + " PEs is more than the limit of " + std::to_string(kMaxNpes);
+    return false;
+  }
+  *out = static_cast<int>(v);
+  return true;
+}
+
+bool parse_timeout(const std::string& text, double* out, std::string* error) {
+  errno = 0;
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno != 0 || !std::isfinite(v) || v < 0) {
+    *error = "--timeout: '" + text + "' is not a number of seconds >= 0";
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+bool valid_env_name(const std::string& name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// VAR=VALUE sets VAR; a bare VAR passes the launcher's own value (Open MPI's -x VAR),
+// which must then exist.
+bool parse_env(const std::string& text, Options* opts, std::string* error) {
+  size_t eq = text.find('=');
+  std::string name = text.substr(0, eq);
+  if (!valid_env_name(name)) {
+    *error = "-x: '" + text + "' is not VAR=VALUE";
+    return false;
+  }
+  if (eq != std::string::npos) {
+    opts->env.emplace_back(name, text.substr(eq + 1));
+    return true;
+  }
+  const char* value = std::getenv(name.c_str());
+  if (value == nullptr) {
+    *error = "-x: " + name + " has no value here; write -x " + name + "=VALUE";
+    return false;
+  }
+  opts->env.emplace_back(name, value);
+  return true;
+}
+
+}  // namespace
+
+const char* usage_line() {
+  return "usage: symmem-run [--timeout S] [--tag-output] [-x VAR=VALUE]... -n N program [args...]";
+}
+
+const char* help_text() {
+  return "usage: symmem-run [options] -n N program [args...]\n"
+         "\n"
+         "Starts N processing elements (PEs) of program, hosts the job's bootstrap store,\n"
+         "forwards their output and supervises them: when one PE fails the others are\n"
+         "stopped and symmem-run exits with the failing PE's code.\n"
+         "\n"
+         "options (they end at the first word that is not an option, or at --):\n"
+         "  -n, -np, --npes N     number of PEs (required)\n"
+         "  --timeout S           end the job after S seconds (fractions allowed; 0 = never)\n"
+         "                        and exit with 124\n"
+         "  --tag-output          prefix every output line with \"[pe N] \"\n"
+         "  -x, --env VAR=VALUE   set VAR in every PE (a bare VAR passes this shell's value);\n"
+         "                        PEs inherit symmem-run's environment in any case\n"
+         "  -h, --help            this text\n"
+         "  --version             print the version\n"
+         "\n"
+         "Each PE gets SYMMEM_RANK, SYMMEM_NPES, SYMMEM_STORE, SYMMEM_STORE_MAGIC and\n"
+         "SYMMEM_JOB_ID. Exit codes: the first failing PE's code (128+signal if it was\n"
+         "killed), 2 bad arguments, 124 timeout, 125 launcher failure, 126 program not\n"
+         "executable, 127 program not found, 128+signal when symmem-run was interrupted.\n";
+}
+
+ParseOutcome parse_options(int argc, char** argv) {
+  ParseOutcome out;
+  Options& o = out.options;
+  auto fail = [&out](std::string msg) {
+    out.action = ParseAction::kUsageError;
+    out.error = std::move(msg);
+    return out;
+  };
+
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (arg.empty() || arg[0] != '-' || arg == "-") break;  // the program
+
+    // Split "--opt=value"; short options take their value from the next word or, for
+    // -n and -x, from the rest of the word ("-n4").
+    std::string name = arg, inline_value;
+    bool has_inline = false;
+    if (arg.rfind("--", 0) == 0) {
+      size_t eq = arg.find('=');
+      if (eq != std::string::npos) {
+        name = arg.substr(0, eq);
+        inline_value = arg.substr(eq + 1);
+        has_inline = true;
+      }
+    } else if (arg != "-np" && arg.size() > 2 && (arg[1] == 'n' || arg[1] == 'x')) {
+      name = arg.substr(0, 2);
+      inline_value = arg.substr(2);
+      has_inline = true;
+    }
+    auto value = [&](std::string* v) {
+      if (has_inline) {
+        *v = inline_value;
+        return true;
+      }
+      if (i + 1 >= argc) return false;
+      *v = argv[++i];
+      return true;
+    };
+    auto takes_no_value = [&]() { return !has_inline; };
+
+    std::string v, error;
+    if (name == "-n" || name == "-np" || name == "--npes") {
+      if (!value(&v)) return fail(name + " needs a number of PEs");
+      if (!parse_npes(v, &o.npes, &error)) return fail(error);
+    } else if (name == "--timeout") {
+      if (!value(&v)) return fail("--timeout needs a number of seconds");
+      if (!parse_timeout(v, &o.timeout_s, &error)) return fail(error);
+    } else if (name == "-x" || name == "--env") {
+      if (!value(&v)) return fail(name + " needs VAR=VALUE");
+      if (!parse_env(v, &o, &error)) return fail(error);
+    } else if (name == "--tag-output" && takes_no_value()) {
+      o.tag_output = true;
+    } else if ((name == "-h" || name == "--help") && takes_no_value()) {
+      out.action = ParseAction::kHelp;
+      return out;
+    } else if (name == "--version" && takes_no_value()) {
+      out.action = ParseAction::kVersion;
+      return out;
+    } else {
+      return fail("unknown option '" + arg + "'");
+    }
+  }
+
+  for (; i < argc; ++i) o.program.emplace_back(argv[i]);
+  if (o.npes == 0) {
+    return fail(o.program.empty() ? "missing -n N and the program to run" : "missing -n N (the number of PEs)");
+  }
+  if (o.program.empty()) return fail("missing the program to run");
+  out.action = ParseAction::kRun;
+  return out;
+}
+
+}  // namespace symmem::run

@@ -1,0 +1,35 @@
+// Command-line parsing of symmem-run. Options stop at the first non-option word, which is
+// the program; everything after it is the program's own argv. Kept apart from the process
+// machinery so the grammar can be read (and checked) on its own.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace symmem::run {
+
+struct Options {
+  int npes = 0;
+  double timeout_s = 0;  // 0 = no timeout
+  bool tag_output = false;
+  std::vector<std::pair<std::string, std::string>> env;  // -x VAR=VALUE, in order
+  std::vector<std::string> program;                      // program and its arguments
+};
+
+enum class ParseAction { kRun, kHelp, kVersion, kUsageError };
+
+struct ParseOutcome {
+  ParseAction action = ParseAction::kUsageError;
+  Options options;
+  std::string error;  // for kUsageError: what is wrong, one line, no prefix
+};
+
+ParseOutcome parse_options(int argc, char** argv);
+
+// One line: "usage: symmem-run [options] -n N program [args...]".
+const char* usage_line();
+// The full --help text.
+const char* help_text();
+
+}  // namespace symmem::run
