@@ -11,10 +11,13 @@ namespace symmem {
 inline constexpr uint64_t kMetaMagic = 0x73796d6d656d3031ull;  // "symmem01"
 inline constexpr int kMaxBarrierRounds = 32;
 
-struct alignas(64) PaddedWord {
+// A 32-bit word another PE can wait on. The sleeper count lives on the same cache line,
+// so the writer learns whether to issue a futex wake from the line it just wrote.
+struct alignas(64) WaitWord {
   std::atomic<uint32_t> v{0};
+  std::atomic<uint32_t> sleepers{0};
 };
-static_assert(sizeof(PaddedWord) == 64);
+static_assert(sizeof(WaitWord) == 64);
 
 // What each PE declares for its n-th collective allocation call, read by every peer
 // after the call's barrier to check that all PEs made the same call.
@@ -27,14 +30,20 @@ struct alignas(64) AllocRecord {
   uint64_t offset = 0;
 };
 
+// Synchronisation state of one set of PEs (the world, later each team), at the same
+// metadata offset on every PE. Dissemination uses `round` (one flag per round) when every
+// PE has a core; the central algorithm uses the root PE's `arrive` and `release`.
+struct SyncState {
+  WaitWord round[kMaxBarrierRounds];
+  WaitWord arrive;
+  WaitWord release;
+};
+
 struct MetaFixed {
   uint64_t magic;
   int32_t pid;
   int32_t rank;
-  // Number of this PE's threads sleeping in a futex on one of its words; a writer that
-  // sees it non-zero after its store issues the wake.
-  alignas(64) std::atomic<uint32_t> sleepers;
-  alignas(64) PaddedWord world_barrier[kMaxBarrierRounds];
+  SyncState world_sync;
   AllocRecord alloc[2];  // indexed by call number parity
 };
 

@@ -91,6 +91,10 @@ Runtime::Impl::Impl(const InitOptions& opts, ErrorMode mode) : mode_(mode) {
   alloc_ = std::make_unique<Allocator>(heap_size_);
   routes_ = RouteTable(std::vector<Route>(size_t(npes_), Route::kShm));
   wait_ = make_wait_policy(cfg_, npes_);
+  {
+    unsigned cores = std::thread::hardware_concurrency();
+    central_sync_ = cores && unsigned(npes_) > cores;
+  }
 
   MetaFixed* m = meta(rank_);
   m->magic = kMetaMagic;
@@ -119,47 +123,64 @@ void* Runtime::Impl::ptr(const void* addr, int pe) const {
 
 // ---------------------------------------------------------------- synchronisation
 
-void Runtime::Impl::wait_word_ge(std::atomic<uint32_t>* word, uint32_t target) {
-  uint32_t v = word->load(std::memory_order_acquire);
+void Runtime::Impl::wait_word_ge(WaitWord* word, uint32_t target) {
+  uint32_t v = word->v.load(std::memory_order_acquire);
   if (int32_t(v - target) >= 0) return;
   Backoff b(wait_);
-  std::atomic<uint32_t>& sleepers = meta(rank_)->sleepers;
   for (;;) {
     if (!b.sleeping()) {
       b.pause();
     } else {
       // Announce the sleep before the last look, so a writer that stores after that look
-      // sees the announcement and wakes us (both sides use seq_cst: store, then load).
-      sleepers.fetch_add(1, std::memory_order_seq_cst);
-      v = word->load(std::memory_order_seq_cst);
-      if (int32_t(v - target) < 0) b.pause_on(word, v);
-      sleepers.fetch_sub(1, std::memory_order_relaxed);
+      // sees the announcement and wakes us (both sides: seq_cst store, then load).
+      word->sleepers.fetch_add(1, std::memory_order_seq_cst);
+      v = word->v.load(std::memory_order_seq_cst);
+      if (int32_t(v - target) < 0) b.pause_on(&word->v, v);
+      word->sleepers.fetch_sub(1, std::memory_order_relaxed);
     }
-    v = word->load(std::memory_order_acquire);
+    v = word->v.load(std::memory_order_acquire);
     if (int32_t(v - target) >= 0) return;
   }
 }
 
-void Runtime::Impl::notify(int pe, std::atomic<uint32_t>* remote_word, uint32_t value) {
-  remote_word->store(value, std::memory_order_seq_cst);
-  if (meta(pe)->sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_shared(remote_word);
+void Runtime::Impl::notify(WaitWord* word, uint32_t value) {
+  word->v.store(value, std::memory_order_seq_cst);
+  if (word->sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_shared(&word->v);
 }
 
-void Runtime::Impl::strided_sync(int start, int stride, int size, uint64_t flags_off, uint32_t* epoch) {
+uint32_t Runtime::Impl::add_word(WaitWord* word, uint32_t delta) {
+  uint32_t now = word->v.fetch_add(delta, std::memory_order_seq_cst) + delta;
+  if (word->sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_shared(&word->v);
+  return now;
+}
+
+// Two algorithms, chosen at init. When every PE has a core: a dissemination barrier
+// (ceil(log2 n) rounds, each a store into one peer's flag and a wait on one's own), whose
+// latency at 2 PEs is one cache-line transfer. When PEs outnumber cores, every wait costs
+// a context switch, so a central counter wins: each PE adds to the root's arrival word and
+// sleeps once on its release word; the last to arrive releases everyone with one wake.
+void Runtime::Impl::strided_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch) {
   if (size <= 1) return;
   uint32_t e = ++*epoch;
   int me = (rank_ - start) / stride;
+  auto state = [&](int pe) { return reinterpret_cast<SyncState*>(meta_bytes(pe) + off); };
+  if (central_sync_) {
+    // Arrivals are monotonic, so there is no reset race: sync number e is complete when
+    // the root's counter reaches e*size (mod 2^32).
+    SyncState* root = state(start);
+    if (add_word(&root->arrive, 1) == e * uint32_t(size)) notify(&root->release, e);
+    else wait_word_ge(&root->release, e);
+    return;
+  }
   for (int round = 0, dist = 1; dist < size; ++round, dist <<= 1) {
     int to = start + ((me + dist) % size) * stride;
-    auto* remote = reinterpret_cast<PaddedWord*>(meta_bytes(to) + flags_off) + round;
-    auto* mine = reinterpret_cast<PaddedWord*>(meta_bytes(rank_) + flags_off) + round;
-    notify(to, &remote->v, e);
-    wait_word_ge(&mine->v, e);
+    notify(&state(to)->round[round], e);
+    wait_word_ge(&state(rank_)->round[round], e);
   }
 }
 
 void Runtime::Impl::sync_all() {
-  strided_sync(0, 1, npes_, offsetof(MetaFixed, world_barrier), &world_epoch_);
+  strided_sync(0, 1, npes_, offsetof(MetaFixed, world_sync), &world_epoch_);
 }
 
 // ---------------------------------------------------------------- collective allocation

@@ -56,13 +56,15 @@ struct Runtime::Impl {
   template <class T>
   void p(const char* call, T* dest, T value, int pe) {
     T* r = reinterpret_cast<T*>(translate(call, dest, sizeof(T), pe));
-    __atomic_store(r, &value, __ATOMIC_RELAXED);
+    if constexpr (sizeof(T) <= 8) __atomic_store(r, &value, __ATOMIC_RELAXED);  // one store, never torn
+    else shm::put(r, &value, sizeof(T));
   }
   template <class T>
   T g(const char* call, const T* src, int pe) {
     const T* r = reinterpret_cast<const T*>(translate(call, src, sizeof(T), pe));
     T v;
-    __atomic_load(r, &v, __ATOMIC_RELAXED);
+    if constexpr (sizeof(T) <= 8) __atomic_load(r, &v, __ATOMIC_RELAXED);
+    else shm::get(&v, r, sizeof(T));
     return v;
   }
   void fence() { shm::fence(); }
@@ -79,13 +81,14 @@ struct Runtime::Impl {
     sync_all();
   }
   void sync_all();
-  // Dissemination barrier over PEs start, start+stride, ... (size of them) using the
-  // `flags` words (kMaxBarrierRounds, at the same meta offset on every PE).
-  void strided_sync(int start, int stride, int size, uint64_t flags_meta_offset, uint32_t* epoch);
-  // Waits until *word - target >= 0 (mod 2^32), sleeping on the word when waiting long.
-  void wait_word_ge(std::atomic<uint32_t>* word, uint32_t target);
-  // Stores `value` into a word in pe's metadata and wakes it if that PE sleeps.
-  void notify(int pe, std::atomic<uint32_t>* remote_word, uint32_t value);
+  // Synchronises PEs start, start+stride, ... (size of them). `sync_meta_offset` locates a
+  // SyncState at the same metadata offset on every PE; `epoch` counts this PE's syncs.
+  void strided_sync(int start, int stride, int size, uint64_t sync_meta_offset, uint32_t* epoch);
+  // Waits until word.v - target >= 0 (mod 2^32), sleeping on the word when waiting long.
+  void wait_word_ge(WaitWord* word, uint32_t target);
+  // Stores `value` (or adds, for add_word) and wakes sleepers on that word.
+  static void notify(WaitWord* word, uint32_t value);
+  static uint32_t add_word(WaitWord* word, uint32_t delta);
 
   // ---- memory management (collective) ----
   void* collective_alloc(const char* call, AllocOp op, size_t size, size_t align, void* old);
@@ -109,6 +112,7 @@ struct Runtime::Impl {
   uint64_t heap_size_ = 0;
   uintptr_t my_heap_ = 0;
   WaitPolicy wait_;
+  bool central_sync_ = false;  // PEs outnumber cores: counter barrier, one sleep per PE
   std::unique_ptr<Store> store_;
   std::unique_ptr<SymmetricHeap> heap_;
   std::unique_ptr<Allocator> alloc_;

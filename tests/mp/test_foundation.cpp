@@ -29,13 +29,15 @@ TEST(Foundation, AllocationIsSymmetricAndAligned) {
   auto c = rt().alloc<double>(1000);
   for (auto* p : {static_cast<void*>(a.data()), static_cast<void*>(b.data()), static_cast<void*>(c.data())})
     EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
-  // Every PE tells its right neighbour where its block is; symmetric means equal.
+  // Every PE tells its right neighbour where its block is. Symmetric means the same offset
+  // in every PE's heap: PE p's heap sits at G + p*H in every process.
   auto addrs = rt().alloc<uintptr_t>(3);
   uintptr_t mine[3] = {reinterpret_cast<uintptr_t>(a.data()), reinterpret_cast<uintptr_t>(b.data()),
                        reinterpret_cast<uintptr_t>(c.data())};
   rt().put(addrs.data(), mine, 3, right());
   rt().barrier_all();
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(addrs[i], mine[i]);
+  const intptr_t shift = (intptr_t(left()) - rt().my_pe()) * intptr_t(rt().heap_size());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(intptr_t(addrs[i]) - intptr_t(mine[i]), shift);
   rt().free(addrs);
   rt().free(c);
   rt().free(b);
