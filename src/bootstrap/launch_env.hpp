@@ -25,6 +25,9 @@ inline constexpr const char* kEnvStore = "SYMMEM_STORE";
 inline constexpr const char* kEnvMagic = "SYMMEM_STORE_MAGIC";
 inline constexpr const char* kEnvJobId = "SYMMEM_JOB_ID";
 inline constexpr const char* kShmPrefix = "symmem-";
+// Store key a PE sets ("<status> <rank>") to end the whole job (shmem_global_exit); the
+// launcher watches it and ends every PE with that status.
+inline constexpr const char* kGlobalExitKey = "job/global_exit";
 
 struct LaunchEnv {
   int rank = 0;

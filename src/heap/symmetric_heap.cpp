@@ -86,7 +86,7 @@ Result<std::unique_ptr<SymmetricHeap>> SymmetricHeap::create(const HeapParams& p
 
   SYMMEM_RETURN_IF_ERROR(h->agree_base(store, p));
   SYMMEM_RETURN_IF_ERROR(h->map_all(p));
-  if (p.npes > 1) SYMMEM_RETURN_IF_ERROR(store_barrier(*store, "heap/mapped", p.rank, p.npes, p.timeout_s));
+  if (p.npes > 1) SYMMEM_RETURN_IF_ERROR(store_barrier(*store, "heap/i" + std::to_string(p.instance) + "/mapped", p.rank, p.npes, p.timeout_s));
   shm_unlink(path.c_str());
   h->linked_ = false;
   log_pe(LogLevel::kDebug, p.rank, "symmetric heap: %d x %s at 0x%" PRIxPTR, p.npes,
@@ -104,7 +104,7 @@ Status SymmetricHeap::agree_base(Store* store, const HeapParams& p) {
   }
   std::string proposal;
   for (int attempt = 0; attempt < kMaxBaseAttempts; ++attempt) {
-    std::string tag = "heap/base/" + std::to_string(attempt);
+    std::string tag = "heap/i" + std::to_string(p.instance) + "/base/" + std::to_string(attempt);
     uintptr_t want = 0;
     if (p.rank == 0) {
       if (attempt == 0) {

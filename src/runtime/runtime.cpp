@@ -326,7 +326,7 @@ void Runtime::Impl::fail(Errc code, const char* call, const char* fmt, ...) {
 
 void Runtime::Impl::global_exit(int status) {
   // The launcher watches this key and ends every PE of the job with `status`.
-  if (store_) (void)store_->set("job/global_exit", std::to_string(status) + " " + std::to_string(rank_));
+  if (store_) (void)store_->set(kGlobalExitKey, std::to_string(status) + " " + std::to_string(rank_));
   std::fflush(nullptr);
   _exit(status);
 }

@@ -49,6 +49,7 @@ constexpr double kDrainS = 1.0;          // output still arriving after the last
 constexpr double kReapS = 1.0;           // orphans we adopted, after the final group kill
 constexpr size_t kMaxPartial = 1 << 20;  // a tagged "line" longer than this is cut
 constexpr int kLauncherFailure = 125;
+constexpr int kGlobalExitPollMs = 20;   // how often the launcher looks for shmem_global_exit
 
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string format(const char* fmt, ...) {
@@ -286,6 +287,7 @@ class Job {
   void drain_pe(Pe& pe);
   void close_stream(Pe& pe, Stream& s);
   void handle_signalfd();
+  void check_global_exit();
 
   const Options& opts_;
   std::string exe_;
@@ -304,6 +306,10 @@ class Job {
   pid_t pgid_ = -1;
   std::unique_ptr<TcpStoreServer> store_;
   std::string store_url_;
+  // The launcher's own client of the store: it watches the key a PE sets in
+  // shmem_global_exit (and when the C API ends the job after an error).
+  std::unique_ptr<TcpStoreClient> watch_;
+  Clock::time_point next_watch_{};
 
   std::vector<Pe> pes_;
   std::unordered_map<pid_t, int> rank_of_;
@@ -516,6 +522,18 @@ void Job::on_timeout() {
   begin_termination(SIGTERM);
 }
 
+void Job::check_global_exit() {
+  auto seen = watch_->check({kGlobalExitKey});
+  if (!seen.ok() || !(*seen)[0]) return;
+  auto v = watch_->get(kGlobalExitKey, 1.0);
+  if (!v.ok()) return;
+  int status = 0, rank = -1;
+  if (std::sscanf(v->c_str(), "%d %d", &status, &rank) < 1) return;
+  output_.message(format("PE %d ended the job with shmem_global_exit(%d)", rank, status));
+  exit_code_ = status & 0xff;
+  begin_termination(SIGTERM);
+}
+
 void Job::close_stream(Pe& pe, Stream& s) {
   output_.flush(pe.rank, s.dest, s.partial);
   close(s.fd);
@@ -596,6 +614,7 @@ void Job::supervise() {
     if (running_ > 0 && phase_ == Phase::kRunning && opts_.timeout_s > 0) next = std::min(next, timeout_deadline_);
     if (running_ > 0 && phase_ == Phase::kTerminating && !sigkilled_) next = std::min(next, kill_deadline_);
     if (running_ == 0) next = std::min(next, drain_deadline_);
+    if (running_ > 0 && phase_ == Phase::kRunning && watch_) next = std::min(next, next_watch_);
     int timeout_ms = -1;
     if (next != Clock::time_point::max()) {
       double ms = std::chrono::duration<double, std::milli>(next - now).count();
@@ -622,6 +641,10 @@ void Job::supervise() {
     }
 
     now = Clock::now();
+    if (running_ > 0 && phase_ == Phase::kRunning && watch_ && now >= next_watch_) {
+      check_global_exit();
+      next_watch_ = now + std::chrono::milliseconds(kGlobalExitPollMs);
+    }
     if (running_ > 0 && phase_ == Phase::kRunning && opts_.timeout_s > 0 && now >= timeout_deadline_) on_timeout();
     if (running_ > 0 && phase_ == Phase::kTerminating && !sigkilled_ && now >= kill_deadline_) {
       std::vector<int> ranks;
@@ -718,6 +741,11 @@ int Job::run() {
   }
   store_ = std::move(*server);
   store_url_ = StoreAddress{"127.0.0.1", store_->port()}.to_url();
+  if (auto w = TcpStoreClient::connect(StoreAddress{"127.0.0.1", store_->port()}, magic_, -1, 10.0); w.ok()) {
+    watch_ = std::move(w).value();
+  } else {
+    output_.message("cannot watch the store for shmem_global_exit: " + w.status().message());
+  }
   SYMMEM_LOG(kDebug, "symmem-run: job %s, store %s, %d PEs of %s", job_id_.c_str(), store_url_.c_str(), opts_.npes,
              exe_.c_str());
 
