@@ -37,6 +37,10 @@ extern "C" {
 #define SHMEM_VENDOR_STRING "symmem 0.1.0"
 #define _SHMEM_VENDOR_STRING SHMEM_VENDOR_STRING
 
+/* Opaque handles. */
+typedef struct symmem_team_s* shmem_team_t;
+typedef struct symmem_ctx_s* shmem_ctx_t;
+
 /* ---- library setup, exit and query ---- */
 SHMEM_API void shmem_init(void);
 SHMEM_API void shmem_finalize(void);
@@ -88,7 +92,14 @@ SHMEM_API void shmem_sync_all(void);
 
 #ifdef __cplusplus
 } /* extern "C" */
+#endif
 
+/* Point-to-point beyond the basics (typed/ctx RMA, atomics, signals, waits, contexts,
+ * locks, threads) and teams / collectives, each in a header of its own. */
+#include "symmem/shmem_p2p.h"
+#include "symmem/shmem_coll.h"
+
+#ifdef __cplusplus
 /* C++ overloads of the generic names. */
 #define SYMMEM_CXX_RMA(T, N)                                                                          \
   inline void shmem_put(T* d, const T* s, size_t n, int pe) { shmem_##N##_put(d, s, n, pe); }         \

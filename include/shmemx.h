@@ -1,0 +1,11 @@
+/* shmemx.h — symmem's extensions to OpenSHMEM (init attributes, unique ids, node teams,
+ * team barrier). Includes shmem.h. */
+#ifndef SHMEMX_H
+#define SHMEMX_H
+
+#include <shmem.h>
+
+#include "symmem/shmemx_init.h"
+#include "symmem/shmemx_coll.h"
+
+#endif
