@@ -11,7 +11,7 @@ left=$(comm -13 <(echo "$before") <(ls /dev/shm | grep '^symmem-' | sort || true
 if [ -n "$left" ]; then
   echo "test.sh: shared-memory objects left in /dev/shm:"; echo "$left"; rc=1
 fi
-if pgrep -f 'symmem-run' >/dev/null; then
-  echo "test.sh: stray symmem-run processes:"; pgrep -af symmem-run; rc=1
+if pgrep -x symmem-run >/dev/null; then
+  echo "test.sh: stray symmem-run processes:"; pgrep -ax symmem-run; rc=1
 fi
 exit $rc

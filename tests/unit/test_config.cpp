@@ -121,11 +121,11 @@ TEST_F(ConfigEnvTest, MalformedValueNamesTheVariable) {
   EXPECT_NE(c.status().message().find("SYMMEM_INIT_TIMEOUT"), std::string::npos) << c.status().message();
   ::unsetenv("SYMMEM_INIT_TIMEOUT");
 
-  ::setenv("SYMMEM_CHECK", "perhaps", 1);
+  ::setenv("SHMEM_DEBUG", "perhaps", 1);
   c = Config::from_env();
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("SYMMEM_CHECK"), std::string::npos) << c.status().message();
-  ::unsetenv("SYMMEM_CHECK");
+  EXPECT_NE(c.status().message().find("SHMEM_DEBUG"), std::string::npos) << c.status().message();
+  ::unsetenv("SHMEM_DEBUG");
 
   ::setenv("SYMMEM_WAIT_SPIN", "12abc", 1);
   c = Config::from_env();
