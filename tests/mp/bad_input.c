@@ -1,6 +1,7 @@
 /* Bad-input programs: each case must end the job with one clear line and a non-zero exit.
  * Usage: bad_input <case>; the CTest driver checks the exit code and the message. */
 #include <shmem.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +34,9 @@ int main(int argc, char** argv) {
     } else {
       shmem_free(sym);
     }
+  } else if (strcmp(c, "sigkill") == 0) {
+    /* A PE dies hard in the middle of a job; the others are blocked in a barrier. */
+    if (me == n - 1) raise(SIGKILL);
   } else if (strcmp(c, "after-finalize") == 0) {
     shmem_finalize();
     shmem_barrier_all();
