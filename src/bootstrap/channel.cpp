@@ -47,6 +47,11 @@ Status Channel::wait_ready(IoState want, Deadline deadline, const char* what) {
   }
 }
 
+Status Channel::io_error(const char* what, const Io& io) const {
+  if (io.err != 0) return errno_status(Errc::kIo, what + peer_, io.err);
+  return Status(in_handshake() ? Errc::kRefused : Errc::kIo, what + peer_ + ": " + last_error());
+}
+
 Status Channel::send_all(const void* buf, size_t len, Deadline deadline) {
   const char* p = static_cast<const char*>(buf);
   while (len > 0) {
@@ -63,7 +68,7 @@ Status Channel::send_all(const void* buf, size_t len, Deadline deadline) {
       case IoState::kClosed:
         return Status(Errc::kIo, "connection closed by " + peer_);
       case IoState::kError:
-        return errno_status(Errc::kIo, "send to " + peer_, io.err);
+        return io_error("send to ", io);
     }
   }
   return {};
@@ -85,7 +90,7 @@ Status Channel::recv_all(void* buf, size_t len, Deadline deadline) {
       case IoState::kClosed:
         return Status(Errc::kIo, "connection closed by " + peer_);
       case IoState::kError:
-        return errno_status(Errc::kIo, "receive from " + peer_, io.err);
+        return io_error("receive from ", io);
     }
   }
   return {};

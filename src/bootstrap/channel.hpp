@@ -50,6 +50,12 @@ class Channel {
   virtual Io write_some(const void* buf, size_t len) = 0;
   // The descriptor to poll (owned by the channel).
   virtual int fd() const = 0;
+  // Why the last kError happened when Io::err is 0 (a TLS failure): one line.
+  virtual std::string last_error() const { return {}; }
+  // True while a security handshake is still running (its failures are worth a warning).
+  virtual bool in_handshake() const { return false; }
+  // Bytes already received and decoded but not yet read: poll() will not report them.
+  virtual bool has_buffered() const { return false; }
 
   // The remote end, "host:port", for messages.
   const std::string& peer() const { return peer_; }
@@ -61,9 +67,11 @@ class Channel {
 
  protected:
   explicit Channel(std::string peer) : peer_(std::move(peer)) {}
+  // Polls fd() for the direction `want` names until the deadline (kTimeout after it).
+  Status wait_ready(IoState want, Deadline deadline, const char* what);
 
  private:
-  Status wait_ready(IoState want, Deadline deadline, const char* what);
+  Status io_error(const char* what, const Io& io) const;
   std::string peer_;
 };
 

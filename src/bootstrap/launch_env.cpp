@@ -83,6 +83,17 @@ std::string random_job_id() {
   return id;
 }
 
+Result<StoreSecurity> security_from_env() {
+  StoreSecurity sec;
+  if (const char* t = std::getenv(kEnvTls)) {
+    auto m = StoreSecurity::parse_mode(t);
+    if (!m.ok()) return Status(Errc::kInvalidArgument, std::string(kEnvTls) + ": " + m.status().message());
+    sec.mode = *m;
+  }
+  if (sec.mode == StoreSecurity::Mode::kCert) sec.cert_paths_from_env();
+  return sec;
+}
+
 Result<LaunchEnv> LaunchEnv::from_env() {
   LaunchEnv e;
   const char* rank = std::getenv(kEnvRank);
@@ -131,6 +142,18 @@ Result<LaunchEnv> LaunchEnv::from_env() {
     mv = (mv << 4) | static_cast<uint64_t>(d);
   }
   e.magic = mv;
+  SYMMEM_ASSIGN_OR_RETURN(e.security, security_from_env());
+  e.security.magic = mv;
+  if (e.security.mode == StoreSecurity::Mode::kPsk) {
+    const char* secret = std::getenv(kEnvSecret);
+    if (!secret)
+      return Status(Errc::kInvalidArgument,
+                    std::string(kEnvSecret) + " is not set but " + kEnvRank + " is, and the store uses TLS: the "
+                    "launcher must pass the job's secret (symmem-run does), or TLS must be switched off everywhere "
+                    "with " + kEnvTls + "=off");
+    if (!from_hex(secret, e.security.secret.data(), e.security.secret.size()))
+      return Status(Errc::kInvalidArgument, std::string(kEnvSecret) + ": expected 64 hex digits");
+  }
 
   // PEs name their shared-memory objects after the job id, so they must all see the same.
   if (!job) return Status(Errc::kInvalidArgument, std::string(kEnvJobId) + " is not set but " + kEnvRank + " is");

@@ -4,6 +4,9 @@
 //   SYMMEM_NPES         number of PEs in the job
 //   SYMMEM_STORE        store address, tcp://host:port
 //   SYMMEM_STORE_MAGIC  the job's magic, 16 hex digits
+//   SYMMEM_STORE_SECRET the job's secret, 64 hex digits: the TLS pre-shared key is derived
+//                       from it. Required unless TLS is off. Environment only, never argv.
+//   SYMMEM_STORE_TLS    psk (default), cert (with SYMMEM_TLS_CA/_CERT/_KEY/_CRL) or off
 //   SYMMEM_JOB_ID       short [a-z0-9] id; every shared-memory object of the job is named
 //                       /dev/shm/symmem-<job id>-..., so the launcher can remove them all.
 //
@@ -24,6 +27,8 @@ inline constexpr const char* kEnvNpes = "SYMMEM_NPES";
 inline constexpr const char* kEnvStore = "SYMMEM_STORE";
 inline constexpr const char* kEnvMagic = "SYMMEM_STORE_MAGIC";
 inline constexpr const char* kEnvJobId = "SYMMEM_JOB_ID";
+inline constexpr const char* kEnvSecret = "SYMMEM_STORE_SECRET";
+inline constexpr const char* kEnvTls = "SYMMEM_STORE_TLS";
 inline constexpr const char* kShmPrefix = "symmem-";
 // Store key a PE sets ("<status> <rank>") to end the whole job (shmem_global_exit); the
 // launcher watches it and ends every PE with that status.
@@ -34,6 +39,7 @@ struct LaunchEnv {
   int npes = 1;
   std::optional<StoreAddress> store;  // empty for a 1-PE job without launcher
   uint64_t magic = 0;
+  StoreSecurity security;  // magic, secret and TLS mode for TcpStoreClient::connect
   std::string job_id;
   bool from_launcher = false;
   // Reads the variables above; inconsistent values are an error that says which.
@@ -41,6 +47,9 @@ struct LaunchEnv {
 };
 
 std::string random_job_id();
+// The TLS mode asked for by SYMMEM_STORE_TLS (psk when unset), with the certificate paths
+// of SYMMEM_TLS_* for the cert mode.
+Result<StoreSecurity> security_from_env();
 uint64_t random_u64();
 
 }  // namespace symmem

@@ -75,8 +75,8 @@ bool parse_i64(const std::string& s, int64_t* out) {
 
 class ServerImpl final : public TcpStoreServer {
  public:
-  ServerImpl(int listen_fd, int wake_fd, uint16_t port, uint64_t magic)
-      : listen_fd_(listen_fd), wake_fd_(wake_fd), port_(port), magic_(magic) {
+  ServerImpl(int listen_fd, int wake_fd, uint16_t port, const StoreSecurity& sec, std::shared_ptr<TlsContext> tls)
+      : listen_fd_(listen_fd), wake_fd_(wake_fd), port_(port), sec_(sec), tls_(std::move(tls)) {
     thread_ = std::thread([this] { run(); });
   }
   ~ServerImpl() override {
@@ -101,8 +101,14 @@ class ServerImpl final : public TcpStoreServer {
   }
 
  private:
+  // Where a connection is in its set-up: after an accepted hello, the kOk goes out in
+  // clear (kUpgrade), then the TLS handshake runs (kHandshake), then kOk again, encrypted.
+  enum class Tls { kNone, kUpgrade, kHandshake, kDone };
+
   struct Conn {
     std::unique_ptr<Channel> ch;
+    Tls tls = Tls::kNone;
+    bool read_wants_write = false;  // the record layer must send before it can read
     std::string in;  // received, not yet parsed
     std::string out;  // to send, from out_pos
     size_t out_pos = 0;
@@ -143,11 +149,13 @@ class ServerImpl final : public TcpStoreServer {
   void expire(Deadline now);
   void reap();
   void protocol_violation(Conn& c, const std::string& why);
+  void upgrade(Conn& c);
 
   int listen_fd_;
   int wake_fd_;
   uint16_t port_;
-  uint64_t magic_;
+  StoreSecurity sec_;
+  std::shared_ptr<TlsContext> tls_;  // null when TLS is off
   std::thread thread_;
   std::mutex stop_mu_;
   std::atomic<bool> stop_{false};
@@ -160,7 +168,8 @@ class ServerImpl final : public TcpStoreServer {
   std::map<uint64_t, Pending> pending_;
   std::unordered_map<std::string, std::vector<uint64_t>> waiters_;  // missing key -> pending ids
   std::multimap<Deadline, uint64_t> deadlines_;
-  std::vector<uint64_t> ready_;  // connections whose buffered requests may now proceed
+  std::vector<uint64_t> ready_;
+  bool processing_ = false;  // inside process(): the input buffer is not consumed yet  // connections whose buffered requests may now proceed
 };
 
 void ServerImpl::run() {
@@ -176,15 +185,20 @@ void ServerImpl::run() {
     bool listening = now >= listen_paused_until_;
     fds.push_back({listening ? listen_fd_ : -1, POLLIN, 0});
     if (!listening && listen_paused_until_ < wake) wake = listen_paused_until_;
+    bool buffered = false;
     for (auto& [id, c] : conns_) {
       short ev = POLLRDHUP;
-      if (!c->closing && c->pending == 0 && c->unsent() < kOutHighWater) ev |= POLLIN;
-      if (c->unsent() > 0) ev |= POLLOUT;
-      if (!c->hello_done && c->hello_deadline < wake) wake = c->hello_deadline;
+      bool reads = !c->closing && c->pending == 0 && c->unsent() < kOutHighWater && c->tls != Tls::kUpgrade;
+      if (reads) ev |= POLLIN;
+      if (reads && c->ch->has_buffered()) buffered = true;
+      if (c->unsent() > 0 || c->read_wants_write) ev |= POLLOUT;
+      bool setting_up = !c->hello_done || c->tls == Tls::kUpgrade || c->tls == Tls::kHandshake;
+      if (setting_up && c->hello_deadline < wake) wake = c->hello_deadline;
       fds.push_back({c->ch->fd(), ev, 0});
       ids.push_back(id);
     }
-    int n = ::poll(fds.data(), fds.size(), poll_ms_until(wake));
+    // Records TLS already decrypted do not make the socket readable: read them now.
+    int n = ::poll(fds.data(), fds.size(), buffered ? 0 : poll_ms_until(wake));
     if (n < 0) {
       if (errno == EINTR) continue;
       SYMMEM_LOG(kError, "store: poll failed: %s; the store stops serving", std::strerror(errno));
@@ -204,7 +218,14 @@ void ServerImpl::run() {
       if (it == conns_.end()) continue;
       Conn& c = *it->second;
       if (c.dead) continue;
-      if (rev & POLLOUT) flush(c);
+      if (!(rev & POLLIN) && (fds[i + 2].events & POLLIN) && c.ch->has_buffered()) rev |= POLLIN;
+      if (rev & POLLOUT) {
+        flush(c);
+        if (c.read_wants_write && !c.dead) {
+          c.read_wants_write = false;
+          rev |= POLLIN;
+        }
+      }
       if (c.dead) continue;
       if (rev & (POLLERR | POLLHUP)) {
         SYMMEM_LOG(kDebug, "store: connection from %s dropped", c.who().c_str());
@@ -266,11 +287,21 @@ void ServerImpl::on_readable(uint64_t id, Conn& c) {
       return;
     }
     if (io.state == IoState::kError) {
-      SYMMEM_LOG(kDebug, "store: reading from %s: %s", c.who().c_str(), std::strerror(io.err));
+      std::string why = io.err ? std::strerror(io.err) : c.ch->last_error();
+      if (c.ch->in_handshake())  // a refusal: worth saying at the store, as the client does
+        SYMMEM_LOG(kWarn, "store: refused %s: %s", c.who().c_str(), why.c_str());
+      else
+        SYMMEM_LOG(kDebug, "store: reading from %s: %s", c.who().c_str(), why.c_str());
       c.dead = true;
       return;
     }
+    if (io.state == IoState::kWantWrite) c.read_wants_write = true;
     break;  // would block
+  }
+  if (c.tls == Tls::kHandshake && !c.ch->in_handshake()) {
+    c.tls = Tls::kDone;
+    SYMMEM_LOG(kDebug, "store: TLS (%s) established with %s", StoreSecurity::mode_name(sec_.mode), c.who().c_str());
+    reply(c, wire::Writer(Op::kOk).frame());
   }
   ready_.push_back(id);
 }
@@ -284,13 +315,31 @@ void ServerImpl::flush(Conn& c) {
     }
     if (io.state == IoState::kWantRead || io.state == IoState::kWantWrite) return;
     SYMMEM_LOG(kDebug, "store: sending to %s: %s", c.who().c_str(),
-               io.state == IoState::kError ? std::strerror(io.err) : "closed");
+               io.state != IoState::kError ? "closed" : io.err ? std::strerror(io.err) : c.ch->last_error().c_str());
     c.dead = true;
     return;
   }
   c.out.clear();
   c.out_pos = 0;
   if (c.closing) c.dead = true;
+  // Inside process() the hello is still in `in`; process() upgrades once it is consumed.
+  if (c.tls == Tls::kUpgrade && !c.dead && !processing_) upgrade(c);
+}
+
+// The hello's kOk has left in clear: from here on the stream is TLS.
+void ServerImpl::upgrade(Conn& c) {
+  if (!c.in.empty()) {  // a client must wait for the kOk before its ClientHello
+    protocol_violation(c, "sent data before the store accepted its hello");
+    return;
+  }
+  auto w = tls_->wrap(std::move(c.ch));
+  if (!w.ok()) {
+    SYMMEM_LOG(kWarn, "store: cannot start TLS with rank %d: %s", c.rank, w.status().message().c_str());
+    c.dead = true;
+    return;
+  }
+  c.ch = std::move(w).value();
+  c.tls = Tls::kHandshake;
 }
 
 void ServerImpl::reply(Conn& c, std::string frame) {
@@ -314,14 +363,16 @@ void ServerImpl::protocol_violation(Conn& c, const std::string& why) {
 
 void ServerImpl::process(uint64_t id, Conn& c) {
   size_t pos = 0;
+  processing_ = true;
   while (!c.dead && !c.closing && c.pending == 0 && c.unsent() < kOutHighWater &&
-         c.in.size() - pos >= wire::kHeaderSize) {
+         (c.tls == Tls::kNone || c.tls == Tls::kDone) && c.in.size() - pos >= wire::kHeaderSize) {
     uint32_t len = wire::load_u32(c.in.data() + pos);
     uint32_t limit = c.hello_done ? wire::kMaxFrame : wire::kMaxHelloFrame;
     if (len > limit || len == 0) {
       protocol_violation(c, "frame of " + std::to_string(len) + " bytes" +
                                 (c.hello_done ? " (limit " + std::to_string(limit) + ")"
                                               : " where a hello was expected (not a symmem client?)"));
+      processing_ = false;
       return;
     }
     if (c.in.size() - pos < wire::kHeaderSize + len) break;
@@ -329,33 +380,62 @@ void ServerImpl::process(uint64_t id, Conn& c) {
     pos += wire::kHeaderSize + len;
   }
   c.in.erase(0, pos);
+  processing_ = false;
+  if (c.tls == Tls::kUpgrade && !c.dead && c.unsent() == 0) upgrade(c);
 }
 
 void ServerImpl::handle_hello(Conn& c, wire::Reader& r) {
   uint32_t proto = r.u32();
   uint16_t version = r.u16();
+  if (!r.ok() || proto != wire::kProtocolId) {
+    protocol_violation(c, "bad hello (not a symmem client?)");
+    return;
+  }
+  auto refuse = [&](int rank, const std::string& why) {
+    SYMMEM_LOG(kWarn, "store: refused %s claiming rank %d: %s", c.ch->peer().c_str(), rank, why.c_str());
+    c.closing = true;
+    reply(c, wire::Writer(Op::kRefused).str(why).frame());
+  };
+  if (version != wire::kVersion) {
+    refuse(-1, "protocol version " + std::to_string(version) + " is not supported (the store speaks version " +
+                   std::to_string(wire::kVersion) + "; mixed symmem versions in one job?)");
+    return;
+  }
   uint64_t magic = r.u64();
   int32_t rank = static_cast<int32_t>(r.u32());
-  if (!r.at_end() || proto != wire::kProtocolId) {
+  uint8_t mode = r.u8();
+  if (!r.at_end()) {
     protocol_violation(c, "bad hello (not a symmem client?)");
     return;
   }
   c.rank = rank;
-  std::string refusal;
-  if (version != wire::kVersion) {
-    refusal = "protocol version " + std::to_string(version) + " is not supported (the store speaks version " +
-              std::to_string(wire::kVersion) + ")";
-  } else if (magic != magic_) {
-    refusal = "wrong job magic";
+  using Mode = StoreSecurity::Mode;
+  auto theirs = static_cast<Mode>(mode);
+  if (magic != sec_.magic) {
+    refuse(rank, "wrong job magic (the client holds the unique id or SYMMEM_STORE_MAGIC of another job)");
+    return;
   }
-  if (!refusal.empty()) {
-    SYMMEM_LOG(kWarn, "store: refused %s claiming rank %d: %s", c.ch->peer().c_str(), rank, refusal.c_str());
-    c.closing = true;
-    reply(c, wire::Writer(Op::kRefused).str(refusal).frame());
+  if (theirs != sec_.mode) {
+    std::string why;
+    if (theirs == Mode::kPlain)
+      why = "this store requires TLS (" + std::string(StoreSecurity::mode_name(sec_.mode)) +
+            ") but the client connects without TLS; switch TLS off on every PE and the store, or on none "
+            "(SYMMEM_STORE_TLS)";
+    else if (sec_.mode == Mode::kPlain)
+      why = "this store runs without TLS (switched off explicitly) but the client requires TLS (" +
+            std::string(mode <= 2 ? StoreSecurity::mode_name(theirs) : "unknown mode") +
+            "); use the same SYMMEM_STORE_TLS setting everywhere";
+    else
+      why = "the client uses TLS mode '" + std::string(mode <= 2 ? StoreSecurity::mode_name(theirs) : "?") +
+            "' but this store uses '" + StoreSecurity::mode_name(sec_.mode) + "' (SYMMEM_STORE_TLS)";
+    refuse(rank, why);
     return;
   }
   c.hello_done = true;
   SYMMEM_LOG(kDebug, "store: rank %d connected from %s", rank, c.ch->peer().c_str());
+  // A fresh deadline for the TLS handshake that follows.
+  c.hello_deadline = deadline_after(kHelloTimeoutS);
+  if (tls_) c.tls = Tls::kUpgrade;
   reply(c, wire::Writer(Op::kOk).frame());
 }
 
@@ -528,8 +608,11 @@ void ServerImpl::drop_pending(uint64_t pid) {
 void ServerImpl::expire(Deadline now) {
   while (!deadlines_.empty() && deadlines_.begin()->first <= now) finish_pending(deadlines_.begin()->second, true);
   for (auto& [id, c] : conns_) {
-    if (!c->hello_done && !c->closing && !c->dead && c->hello_deadline <= now)
+    if (c->closing || c->dead || c->hello_deadline > now) continue;
+    if (!c->hello_done)
       protocol_violation(*c, "no hello within " + seconds_str(kHelloTimeoutS) + " s (not a symmem client?)");
+    else if (c->tls == Tls::kUpgrade || c->tls == Tls::kHandshake)
+      protocol_violation(*c, "TLS handshake not completed within " + seconds_str(kHelloTimeoutS) + " s");
   }
 }
 
@@ -770,7 +853,11 @@ std::string StoreAddress::to_url() const {
 // Factories
 
 Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::start(const std::string& bind_host, uint16_t port,
-                                                              uint64_t magic) {
+                                                              const StoreSecurity& security) {
+  std::shared_ptr<TlsContext> tls;
+  if (security.mode != StoreSecurity::Mode::kPlain) {
+    SYMMEM_ASSIGN_OR_RETURN(tls, TlsContext::create(security, true));
+  }
   uint16_t bound = 0;
   SYMMEM_ASSIGN_OR_RETURN(int lfd, tcp_listen(bind_host, port, &bound));
   int wfd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -780,11 +867,16 @@ Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::start(const std::string&
     return errno_status(Errc::kIo, "store: eventfd", err);
   }
   SYMMEM_LOG(kDebug, "store: listening on %s port %u", bind_host.empty() ? "*" : bind_host.c_str(), unsigned(bound));
-  return std::unique_ptr<TcpStoreServer>(new ServerImpl(lfd, wfd, bound, magic));
+  return std::unique_ptr<TcpStoreServer>(new ServerImpl(lfd, wfd, bound, security, std::move(tls)));
 }
 
-Result<std::unique_ptr<TcpStoreClient>> TcpStoreClient::connect(const StoreAddress& addr, uint64_t magic, int rank,
+Result<std::unique_ptr<TcpStoreClient>> TcpStoreClient::connect(const StoreAddress& addr,
+                                                                const StoreSecurity& security, int rank,
                                                                 double timeout_s) {
+  std::shared_ptr<TlsContext> tls;
+  if (security.mode != StoreSecurity::Mode::kPlain) {
+    SYMMEM_ASSIGN_OR_RETURN(tls, TlsContext::create(security, false));
+  }
   const std::string url = addr.to_url();
   Deadline deadline = deadline_after(timeout_s);
   auto backoff = std::chrono::milliseconds(10);
@@ -812,8 +904,9 @@ Result<std::unique_ptr<TcpStoreClient>> TcpStoreClient::connect(const StoreAddre
   std::string hello = wire::Writer(Op::kHello)
                           .u32(wire::kProtocolId)
                           .u16(wire::kVersion)
-                          .u64(magic)
+                          .u64(security.magic)
                           .u32(static_cast<uint32_t>(rank))
+                          .u8(static_cast<uint8_t>(security.mode))
                           .frame();
   Status st = ch->send_all(hello.data(), hello.size(), hs);
   char hdr[wire::kHeaderSize];
@@ -835,7 +928,30 @@ Result<std::unique_ptr<TcpStoreClient>> TcpStoreClient::connect(const StoreAddre
   wire::Reader r(payload.data(), payload.size());
   Op op = static_cast<Op>(r.u8());
   if (op == Op::kOk && r.at_end()) {
-    SYMMEM_LOG(kDebug, "rank %d connected to the store at %s", rank, url.c_str());
+    if (tls) {
+      SYMMEM_ASSIGN_OR_RETURN(std::unique_ptr<TlsChannel> t, tls->wrap(std::move(ch)));
+      st = t->handshake(hs);
+      // The store's encrypted kOk: it accepted our key or certificate too.
+      if (st.ok()) st = t->recv_all(hdr, sizeof(hdr), hs);
+      if (st.ok() && wire::load_u32(hdr) == 1) {
+        char okb = 0;
+        st = t->recv_all(&okb, 1, hs);
+        if (st.ok() && static_cast<Op>(okb) != Op::kOk) st = Status(Errc::kIo, "unexpected TLS confirmation");
+      } else if (st.ok()) {
+        st = Status(Errc::kIo, "unexpected TLS confirmation");
+      }
+      if (!st.ok()) {
+        std::string m = st.message();
+        if (m.find("TLS handshake failed") == std::string::npos) m = "TLS handshake failed: " + m;
+        return Status(st.code() == Errc::kIo ? Errc::kRefused : st.code(), "store at " + url + ": " + m);
+      }
+      ch = std::move(t);
+    } else {
+      SYMMEM_LOG(kDebug, "rank %d: the store connection to %s is not encrypted (TLS switched off)", rank,
+                 url.c_str());
+    }
+    SYMMEM_LOG(kDebug, "rank %d connected to the store at %s (%s)", rank, url.c_str(),
+               StoreSecurity::mode_name(security.mode));
     return std::unique_ptr<TcpStoreClient>(new ClientImpl(std::move(ch), url, rank));
   }
   if (op == Op::kRefused) {

@@ -1,8 +1,10 @@
 // TCP implementation of the Store: a server (hosted by symmem-run, or by PE 0 when another
-// launcher started the job) and a client per PE. Every connection starts with a handshake
-// in which the client presents the job's 64-bit magic; a wrong magic is refused with a
-// message on both sides. Socket I/O is isolated in a byte-stream Channel so that TLS can
-// wrap it without touching the protocol.
+// launcher started the job) and a client per PE. Every connection starts with a hello in
+// clear in which the client presents the job's 64-bit magic and the security mode it
+// insists on; a wrong magic or a different mode is refused with a message on both sides.
+// Then (unless TLS was switched off explicitly) both ends run a TLS 1.3 handshake
+// authenticated by the job's secret (tls_channel.hpp), and everything after it is
+// encrypted. Socket I/O is isolated in a byte-stream Channel that TLS wraps.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <string>
 
 #include "bootstrap/store.hpp"
+#include "bootstrap/tls_channel.hpp"
 
 namespace symmem {
 
@@ -26,7 +29,7 @@ class TcpStoreServer {
   // Binds host:port (port 0 = the OS picks) and serves on a thread of its own until
   // stop() or destruction.
   static Result<std::unique_ptr<TcpStoreServer>> start(const std::string& bind_host, uint16_t port,
-                                                       uint64_t magic);
+                                                       const StoreSecurity& security);
   virtual ~TcpStoreServer() = default;
   virtual uint16_t port() const = 0;
   virtual void stop() = 0;
@@ -34,9 +37,9 @@ class TcpStoreServer {
 
 class TcpStoreClient : public Store {
  public:
-  // Connects (retrying until timeout_s) and performs the magic handshake. `rank` is for
-  // messages only.
-  static Result<std::unique_ptr<TcpStoreClient>> connect(const StoreAddress& addr, uint64_t magic,
+  // Connects (retrying until timeout_s), presents the magic, and runs the TLS handshake
+  // the security mode asks for. `rank` is for messages only.
+  static Result<std::unique_ptr<TcpStoreClient>> connect(const StoreAddress& addr, const StoreSecurity& security,
                                                          int rank, double timeout_s);
 };
 

@@ -4,9 +4,11 @@
 //   payload := u8 op, body
 //   str     := u32 length, bytes
 //
-// A connection starts with the client's kHello (protocol id, version, job magic, rank);
-// the server answers kOk or kRefused(reason) and closes on refusal. After that every
-// request gets exactly one response, in order:
+// A connection starts with the client's kHello (u32 protocol id, u16 version, u64 job
+// magic, u32 rank, u8 security mode), in clear; the server answers kOk or
+// kRefused(reason) and closes on refusal. Unless the mode is "off", both ends then run a
+// TLS 1.3 handshake on the same stream and the server confirms it with one kOk frame,
+// encrypted. After that every request gets exactly one response, in order:
 //
 //   kSet(str key, str value)             -> kOk
 //   kGet(str key, u64 timeout_ms)        -> kValue(str) | kTimeout(u32 n, str missing...)
@@ -29,7 +31,7 @@
 namespace symmem::wire {
 
 inline constexpr uint32_t kProtocolId = 0x53594d53;  // "SYMS"
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 2;  // 2: security mode in the hello, TLS
 inline constexpr uint32_t kMaxFrame = 64u << 20;
 // Before the handshake only a hello may arrive; anything bigger is not one of ours.
 inline constexpr uint32_t kMaxHelloFrame = 256;

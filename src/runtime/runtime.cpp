@@ -56,7 +56,7 @@ Runtime::Impl::Impl(const InitOptions& opts, ErrorMode mode) : mode_(mode) {
   if (!env_.from_launcher) log_pe(LogLevel::kInfo, rank_, "no launcher found: running as a 1-PE job");
 
   if (env_.store) {
-    auto c = TcpStoreClient::connect(*env_.store, env_.magic, rank_, cfg_.init_timeout);
+    auto c = TcpStoreClient::connect(*env_.store, env_.security, rank_, cfg_.init_timeout);
     if (!c.ok()) fail(c.status().code(), "init", "cannot join the job's store: %s", c.status().message().c_str());
     store_ = std::move(c).value();
   }

@@ -52,7 +52,7 @@ int main() {
 
   auto addr = StoreAddress::parse(store_s);
   if (!addr.ok()) return fail(12, "StoreAddress::parse: " + addr.status().message());
-  auto client = TcpStoreClient::connect(*addr, magic, rank, 30);
+  auto client = TcpStoreClient::connect(*addr, env->security, rank, 30);
   if (!client.ok()) return fail(12, "connect: " + client.status().message());
   Store& store = **client;
 

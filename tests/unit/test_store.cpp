@@ -25,6 +25,16 @@ namespace symmem {
 namespace {
 
 constexpr uint64_t kMagic = 0x0123456789abcdefULL;
+
+// The job's magic and secret, with TLS (PSK) as every store uses by default.
+StoreSecurity security(uint64_t magic, StoreSecurity::Mode mode = StoreSecurity::Mode::kPsk) {
+  StoreSecurity s;
+  s.mode = mode;
+  s.magic = magic;
+  for (size_t i = 0; i < s.secret.size(); ++i) s.secret[i] = static_cast<uint8_t>(i * 7 + 1);
+  return s;
+}
+const StoreSecurity kSec = security(kMagic);
 using Ms = std::chrono::milliseconds;
 
 // The value of a Result, or a failed expectation (and T{}) when it holds an error.
@@ -40,8 +50,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 class StoreTest : public ::testing::Test {
  protected:
+  void restart(const StoreSecurity& sec) {
+    server_.reset();
+    sec_ = sec;
+    SetUp();
+  }
   void SetUp() override {
-    auto s = TcpStoreServer::start("127.0.0.1", 0, kMagic);
+    auto s = TcpStoreServer::start("127.0.0.1", 0, sec_);
     ASSERT_TRUE(s.ok()) << s.status().to_string();
     server_ = std::move(s).value();
     ASSERT_NE(server_->port(), 0);
@@ -50,7 +65,7 @@ class StoreTest : public ::testing::Test {
   }
 
   std::unique_ptr<TcpStoreClient> client(int rank = 0) {
-    auto c = TcpStoreClient::connect(addr_, kMagic, rank, 5);
+    auto c = TcpStoreClient::connect(addr_, sec_, rank, 5);
     EXPECT_TRUE(c.ok()) << c.status().to_string();
     return c.ok() ? std::move(c).value() : nullptr;
   }
@@ -82,6 +97,7 @@ class StoreTest : public ::testing::Test {
     ASSERT_EQ(::send(fd, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size()));
   }
 
+  StoreSecurity sec_ = kSec;
   std::unique_ptr<TcpStoreServer> server_;
   StoreAddress addr_;
 };
@@ -286,7 +302,7 @@ TEST_F(StoreTest, WrongMagicIsRefusedAndServerKeepsServing) {
   auto good = client(0);
   ASSERT_TRUE(good);
   ::testing::internal::CaptureStderr();
-  auto bad = TcpStoreClient::connect(addr_, kMagic ^ 1, 7, 5);
+  auto bad = TcpStoreClient::connect(addr_, security(kMagic ^ 1), 7, 5);
   std::string log = ::testing::internal::GetCapturedStderr();
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), Errc::kRefused);
@@ -304,6 +320,8 @@ TEST_F(StoreTest, WrongMagicIsRefusedAndServerKeepsServing) {
 }
 
 TEST_F(StoreTest, GarbageAndBadFramesDoNotHurtTheServer) {
+  // In clear, so that frames after the hello reach the protocol parser.
+  restart(security(kMagic, StoreSecurity::Mode::kPlain));
   auto c = client(0);
   ASSERT_TRUE(c);
   ::testing::internal::CaptureStderr();
@@ -327,8 +345,13 @@ TEST_F(StoreTest, GarbageAndBadFramesDoNotHurtTheServer) {
   ::close(zero);
 
   // A valid hello, then an unknown op, then a frame over the size limit.
-  std::string hello =
-      wire::Writer(wire::Op::kHello).u32(wire::kProtocolId).u16(wire::kVersion).u64(kMagic).u32(9).frame();
+  std::string hello = wire::Writer(wire::Op::kHello)
+                          .u32(wire::kProtocolId)
+                          .u16(wire::kVersion)
+                          .u64(kMagic)
+                          .u32(9)
+                          .u8(static_cast<uint8_t>(StoreSecurity::Mode::kPlain))
+                          .frame();
   int rogue = raw_socket();
   send_bytes(rogue, hello);
   char ok_frame[5];
@@ -408,12 +431,12 @@ TEST_F(StoreTest, ConnectRetriesUntilTheServerIsUp) {
   std::unique_ptr<TcpStoreServer> late;
   std::thread starter([&] {
     std::this_thread::sleep_for(Ms(300));
-    auto s = TcpStoreServer::start("127.0.0.1", port, kMagic);
+    auto s = TcpStoreServer::start("127.0.0.1", port, kSec);
     ASSERT_TRUE(s.ok()) << s.status().to_string();
     late = std::move(s).value();
   });
   auto t0 = std::chrono::steady_clock::now();
-  auto c = TcpStoreClient::connect(addr_, kMagic, 0, 5);
+  auto c = TcpStoreClient::connect(addr_, kSec, 0, 5);
   starter.join();
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   EXPECT_GE(seconds_since(t0), 0.2);
@@ -432,7 +455,7 @@ TEST(StoreConnect, TimesOutWhenNobodyListens) {
   ::close(fd);
   StoreAddress a{"127.0.0.1", ntohs(sa.sin_port)};
   auto t0 = std::chrono::steady_clock::now();
-  auto c = TcpStoreClient::connect(a, kMagic, 0, 0.3);
+  auto c = TcpStoreClient::connect(a, kSec, 0, 0.3);
   double dt = seconds_since(t0);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), Errc::kTimeout);
@@ -441,11 +464,11 @@ TEST(StoreConnect, TimesOutWhenNobodyListens) {
 }
 
 TEST(StoreConnect, Ipv6Loopback) {
-  auto s = TcpStoreServer::start("::1", 0, kMagic);
+  auto s = TcpStoreServer::start("::1", 0, kSec);
   if (!s.ok()) GTEST_SKIP() << "no IPv6 loopback: " << s.status().to_string();
   auto a = StoreAddress::parse("tcp6://[::1]:" + std::to_string((*s)->port()));
   ASSERT_TRUE(a.ok());
-  auto c = TcpStoreClient::connect(*a, kMagic, 0, 5);
+  auto c = TcpStoreClient::connect(*a, kSec, 0, 5);
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   EXPECT_TRUE((*c)->set("v6", "yes").ok());
 }
@@ -523,7 +546,7 @@ TEST_F(StoreTest, ForkedProcessesAllgatherAndBarrier) {
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       int code = 0;
-      auto c = TcpStoreClient::connect(addr_, kMagic, r, 5);
+      auto c = TcpStoreClient::connect(addr_, kSec, r, 5);
       if (!c.ok()) _exit(10);
       auto all = store_allgather(**c, "fork/ag", r, kN, "pid" + std::to_string(getpid()), 5);
       if (!all.ok() || all->size() != size_t(kN) || (*all)[r] != "pid" + std::to_string(getpid())) code = 11;
@@ -553,7 +576,7 @@ TEST_F(StoreTest, KilledPeIsNamedByTheOthers) {
     pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      auto c = TcpStoreClient::connect(addr_, kMagic, r, 5);
+      auto c = TcpStoreClient::connect(addr_, kSec, r, 5);
       if (!c.ok()) _exit(10);
       if (r == kVictim) {
         (void)(*c)->set("victim/ready", "");
@@ -634,7 +657,7 @@ TEST(StoreAddress, RejectsJunk) {
 
 class LaunchEnvTest : public ::testing::Test {
  protected:
-  static constexpr const char* kVars[] = {kEnvRank, kEnvNpes, kEnvStore, kEnvMagic, kEnvJobId};
+  static constexpr const char* kVars[] = {kEnvRank, kEnvNpes, kEnvStore, kEnvMagic, kEnvJobId, kEnvSecret, kEnvTls};
   void SetUp() override {
     for (const char* v : kVars) {
       const char* e = std::getenv(v);
@@ -654,6 +677,7 @@ class LaunchEnvTest : public ::testing::Test {
     ::setenv(kEnvStore, "tcp://10.1.2.3:29500", 1);
     ::setenv(kEnvMagic, "00ff00FF12345678", 1);
     ::setenv(kEnvJobId, "abc123", 1);
+    ::setenv(kEnvSecret, std::string(64, 'a').c_str(), 1);
   }
   // The error names the variable and its value.
   static void expect_error_naming(const std::string& needle) {

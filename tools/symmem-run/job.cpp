@@ -260,7 +260,7 @@ std::vector<char*> c_array(std::vector<std::string>& strings) {
 }
 
 bool is_contract_var(const std::string& name) {
-  for (const char* v : {kEnvRank, kEnvNpes, kEnvStore, kEnvMagic, kEnvJobId}) {
+  for (const char* v : {kEnvRank, kEnvNpes, kEnvStore, kEnvMagic, kEnvJobId, kEnvSecret, kEnvTls}) {
     if (name == v) return true;
   }
   return false;
@@ -295,6 +295,7 @@ class Job {
 
   std::string job_id_;
   uint64_t magic_ = 0;
+  StoreSecurity security_;  // magic, secret and TLS mode of the job's store
   int sfd_ = -1;
   int devnull_ = -1;
   sigset_t old_mask_{};
@@ -398,6 +399,11 @@ Status Job::spawn_all() {
   base.push_back(std::string(kEnvNpes) + "=" + std::to_string(n));
   base.push_back(std::string(kEnvStore) + "=" + store_url_);
   base.push_back(std::string(kEnvMagic) + "=" + format("%016llx", static_cast<unsigned long long>(magic_)));
+  // The secret goes in the environment, never on a command line (/proc/PID/environ is
+  // readable only by the job's own user).
+  base.push_back(std::string(kEnvTls) + "=" + StoreSecurity::mode_name(security_.mode));
+  if (security_.mode == StoreSecurity::Mode::kPsk)
+    base.push_back(std::string(kEnvSecret) + "=" + to_hex(security_.secret.data(), security_.secret.size()));
   base.push_back(std::string(kEnvJobId) + "=" + job_id_);
 
   // PE 0 reads the launcher's stdin unless that is a terminal: the PEs are not the
@@ -733,7 +739,19 @@ int Job::run() {
   guardian_ = *guardian;
   pgid_ = guardian_.pgid;
 
-  auto server = TcpStoreServer::start("127.0.0.1", 0, magic_);
+  auto sec = security_from_env();
+  if (!sec.ok()) {
+    output_.message(sec.status().message());
+    finish();
+    return kLauncherFailure;
+  }
+  security_ = *sec;
+  security_.magic = magic_;
+  security_.secret = random_secret();
+  if (security_.mode == StoreSecurity::Mode::kPlain)
+    SYMMEM_LOG(kWarn, "symmem-run: the job's store runs without TLS (%s=off): its traffic is not encrypted and "
+               "any local process that learns the magic can join the job", kEnvTls);
+  auto server = TcpStoreServer::start("127.0.0.1", 0, security_);
   if (!server.ok()) {
     output_.message("cannot start the store: " + server.status().message());
     finish();
@@ -741,7 +759,7 @@ int Job::run() {
   }
   store_ = std::move(*server);
   store_url_ = StoreAddress{"127.0.0.1", store_->port()}.to_url();
-  if (auto w = TcpStoreClient::connect(StoreAddress{"127.0.0.1", store_->port()}, magic_, -1, 10.0); w.ok()) {
+  if (auto w = TcpStoreClient::connect(StoreAddress{"127.0.0.1", store_->port()}, security_, -1, 10.0); w.ok()) {
     watch_ = std::move(w).value();
   } else {
     output_.message("cannot watch the store for shmem_global_exit: " + w.status().message());
