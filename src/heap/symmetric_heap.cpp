@@ -64,9 +64,10 @@ Result<std::unique_ptr<SymmetricHeap>> SymmetricHeap::create(const HeapParams& p
   h->heap_size_ = round_up(p.heap_size, kHugePage);
   h->meta_size_ = round_up(p.meta_size, 4096);
   h->commit_chunk_ = p.commit_chunk ? round_up(p.commit_chunk, 4096) : kHugePage;
-  h->total_ = (h->heap_size_ + h->meta_size_) * uint64_t(p.npes);
+  h->static_size_ = round_up(p.static_size, 4096);
+  h->total_ = (h->heap_size_ + h->meta_size_ + h->static_size_) * uint64_t(p.npes);
   if (h->heap_size_ == 0) return Status(Errc::kInvalidArgument, "symmetric heap size must be > 0");
-  if (h->total_ / uint64_t(p.npes) != h->heap_size_ + h->meta_size_ || h->total_ > (1ull << 46))
+  if (h->total_ / uint64_t(p.npes) != h->heap_size_ + h->meta_size_ + h->static_size_ || h->total_ > (1ull << 46))
     return Status(Errc::kInvalidArgument,
                   "symmetric heap of " + format_size(h->heap_size_) + " x " + std::to_string(p.npes) +
                       " PEs does not fit in the address space; lower SHMEM_SYMMETRIC_SIZE");

@@ -5,6 +5,7 @@
 // same base G, agreed at init over the store, and maps
 //     PE p's heap      at G + p*H
 //     PE p's metadata  at G + n*H + p*M
+//     PE p's static data at G + n*(H+M) + p*S  (mapped by StaticData; S may be 0)
 // so a symmetric address translates to a peer's with one multiply-add and means the same
 // thing in every process of the node.
 //
@@ -33,6 +34,7 @@ struct HeapParams {
   int instance = 0;
   uint64_t heap_size = 0;  // H, rounded up to the huge-page size (2 MiB)
   uint64_t meta_size = 0;  // M, rounded up to the page size
+  uint64_t static_size = 0;  // S: address space per PE for its copy of the program's globals
   uint64_t commit_chunk = 2ull << 20;
   double timeout_s = 60;
 };
@@ -55,6 +57,16 @@ class SymmetricHeap {
     return reinterpret_cast<char*>(base_ + uint64_t(npes_) * heap_size_ + uint64_t(pe) * meta_size_);
   }
   char* my_heap() const { return heap(rank_); }
+  // Reserved (PROT_NONE) space for PE p's static data, S bytes; StaticData maps it.
+  char* statics(int pe) const {
+    return reinterpret_cast<char*>(base_ + uint64_t(npes_) * (heap_size_ + meta_size_) + uint64_t(pe) * static_size_);
+  }
+  // Largest power of two that divides every PE's heap base G + p*H: the strongest
+  // alignment an offset can have on every PE at once.
+  uint64_t max_alignment() const {
+    uint64_t g = base_ & -base_, h = heap_size_ & -heap_size_;
+    return g && g < h ? g : h;
+  }
 
   // Makes sure bytes [0, extent) of this PE's heap are backed by /dev/shm (fallocate in
   // commit_chunk steps). Fails with kNoMemory, naming /dev/shm and SHMEM_SYMMETRIC_SIZE.
@@ -67,7 +79,7 @@ class SymmetricHeap {
   Status map_all(const HeapParams& p);
 
   int rank_ = 0, npes_ = 1;
-  uint64_t heap_size_ = 0, meta_size_ = 0, total_ = 0, commit_chunk_ = 0, committed_ = 0;
+  uint64_t heap_size_ = 0, meta_size_ = 0, static_size_ = 0, total_ = 0, commit_chunk_ = 0, committed_ = 0;
   uintptr_t base_ = 0;
   int fd_ = -1;  // own object, kept for commit()
   std::string name_;

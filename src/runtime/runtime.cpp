@@ -83,9 +83,11 @@ Runtime::Impl::Impl(const InitOptions& opts, ErrorMode mode) : mode_(mode) {
              "(set SHMEM_SYMMETRIC_SIZE the same on every PE)", mine.c_str(), pe, (*all)[pe].c_str());
   }
 
+  hp.static_size = attach_static_data(opts);
   auto heap = SymmetricHeap::create(hp, store_.get());
   if (!heap.ok()) fail(heap.status().code(), "init", "%s", heap.status().message().c_str());
   heap_ = std::move(heap).value();
+  map_static_data();
   heap_size_ = heap_->heap_size();
   my_heap_ = reinterpret_cast<uintptr_t>(heap_->my_heap());
   alloc_ = std::make_unique<Allocator>(heap_size_);
@@ -116,8 +118,13 @@ Runtime::Impl::~Impl() {
 }
 
 void* Runtime::Impl::ptr(const void* addr, int pe) const {
-  if (static_cast<unsigned>(pe) >= static_cast<unsigned>(npes_) || !in_heap(addr)) return nullptr;
-  if (routes_[pe] != Route::kShm) return nullptr;
+  if (static_cast<unsigned>(pe) >= static_cast<unsigned>(npes_) || routes_[pe] != Route::kShm) return nullptr;
+  if (!in_heap(addr)) {
+    if (!in_static(addr)) return nullptr;
+    if (pe == rank_) return const_cast<void*>(addr);
+    return reinterpret_cast<char*>(static_copies_ + uint64_t(pe) * static_size_ +
+                                   (reinterpret_cast<uintptr_t>(addr) - static_start_));
+  }
   return const_cast<char*>(static_cast<const char*>(addr)) + (int64_t(pe) - rank_) * int64_t(heap_size_);
 }
 
@@ -193,6 +200,12 @@ void Runtime::Impl::sync_all() {
 void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size, size_t align, void* old) {
   // The standard: a zero-sized malloc / calloc / align does nothing (not even the barrier).
   if (size == 0 && op != AllocOp::kRealloc) return nullptr;
+  // Heaps start at G + p*H: a block is aligned to `align` on every PE only if G and H are.
+  if (align > heap_->max_alignment())
+    fail(Errc::kInvalidArgument, call, "alignment %zu is more than the symmetric heap can give on every PE (at most "
+         "%" PRIu64 ", the largest power of two dividing the heap size %s and the heap base); set "
+         "SHMEM_SYMMETRIC_SIZE to a multiple of %zu", align, heap_->max_alignment(),
+         format_size(heap_size_).c_str(), align);
   if (op == AllocOp::kRealloc && old && !in_heap(old))
     fail(Errc::kInvalidArgument, call, "pointer %p is not a symmetric address", old);
   uint64_t old_off = old ? reinterpret_cast<uintptr_t>(old) - my_heap_ : 0;
@@ -309,8 +322,18 @@ void Runtime::Impl::bad_range(const char* call, const void* addr, size_t n, int 
   if (a - my_heap_ < heap_size_)
     fail(Errc::kInvalidArgument, call, "%zu bytes at %p (target PE %d) run past the end of the symmetric heap "
          "(%" PRIu64 " bytes left)", n, addr, pe, heap_size_ - (a - my_heap_));
+  if (static_size_ && a - static_start_ < static_size_)
+    fail(Errc::kInvalidArgument, call, "%zu bytes at %p (target PE %d) run past the end of the program's static "
+         "data (%" PRIu64 " bytes left)", n, addr, pe, static_size_ - (a - static_start_));
+  if (!static_size_)
+    fail(Errc::kInvalidArgument, call, "address %p (target PE %d, %zu bytes) is not in the symmetric heap [%p, %p) "
+         "(global variables are not symmetric in this runtime: SYMMEM_STATIC_DATA=0, or another runtime of this "
+         "process owns them)", addr, pe, n, reinterpret_cast<void*>(my_heap_),
+         reinterpret_cast<void*>(my_heap_ + heap_size_));
   fail(Errc::kInvalidArgument, call, "address %p (target PE %d, %zu bytes) is not in the symmetric heap "
-       "[%p, %p)", addr, pe, n, reinterpret_cast<void*>(my_heap_), reinterpret_cast<void*>(my_heap_ + heap_size_));
+       "[%p, %p) nor in the program's global variables [%p, %p)", addr, pe, n, reinterpret_cast<void*>(my_heap_),
+       reinterpret_cast<void*>(my_heap_ + heap_size_), reinterpret_cast<void*>(static_start_),
+       reinterpret_cast<void*>(static_start_ + static_size_));
 }
 
 void Runtime::Impl::fail(Errc code, const char* call, const char* fmt, ...) {

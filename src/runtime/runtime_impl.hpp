@@ -14,6 +14,7 @@
 #include "common/status.hpp"
 #include "common/wait.hpp"
 #include "heap/allocator.hpp"
+#include "heap/static_data.hpp"
 #include "heap/symmetric_heap.hpp"
 #include "runtime/meta.hpp"
 #include "symmem/symmem.hpp"
@@ -39,11 +40,20 @@ struct Runtime::Impl {
   char* translate(const char* call, const void* addr, size_t n, int pe) {
     if (SYMMEM_UNLIKELY(static_cast<unsigned>(pe) >= static_cast<unsigned>(npes_))) bad_pe(call, pe);
     uintptr_t off = reinterpret_cast<uintptr_t>(addr) - my_heap_;
-    if (SYMMEM_UNLIKELY(off >= heap_size_ || n > heap_size_ - off)) {
-      if (n == 0) return nullptr;
-      bad_range(call, addr, n, pe);
-    }
+    if (SYMMEM_UNLIKELY(off >= heap_size_ || n > heap_size_ - off)) return translate_static(call, addr, n, pe);
     return const_cast<char*>(static_cast<const char*>(addr)) + (int64_t(pe) - rank_) * int64_t(heap_size_);
+  }
+  // Second chance for an address outside the heap: a global or static variable of the
+  // executable (docs/static-data.md). PE p's copy is at static_copies_ + p*S.
+  char* translate_static(const char* call, const void* addr, size_t n, int pe) {
+    uintptr_t off = reinterpret_cast<uintptr_t>(addr) - static_start_;
+    if (off < static_size_ && n <= static_size_ - off)
+      return reinterpret_cast<char*>(static_copies_ + uint64_t(pe) * static_size_ + off);
+    if (n == 0) return nullptr;
+    bad_range(call, addr, n, pe);
+  }
+  bool in_static(const void* addr) const {
+    return reinterpret_cast<uintptr_t>(addr) - static_start_ < static_size_;
   }
   void put(const char* call, void* dest, const void* src, size_t n, int pe) {
     char* r = translate(call, dest, n, pe);
@@ -90,6 +100,12 @@ struct Runtime::Impl {
   static void notify(WaitWord* word, uint32_t value);
   static uint32_t add_word(WaitWord* word, uint32_t delta);
 
+  // ---- static data (runtime_static.cpp) ----
+  // Before the heap: makes the executable's globals shared; returns S for the heap.
+  uint64_t attach_static_data(const InitOptions& opts);
+  // After the heap: maps every PE's copy into the heap's reservation.
+  void map_static_data();
+
   // ---- memory management (collective) ----
   void* collective_alloc(const char* call, AllocOp op, size_t size, size_t align, void* old);
   void collective_free(const char* call, void* ptr);
@@ -115,6 +131,9 @@ struct Runtime::Impl {
   bool central_sync_ = false;  // PEs outnumber cores: counter barrier, one sleep per PE
   std::unique_ptr<Store> store_;
   std::unique_ptr<SymmetricHeap> heap_;
+  std::unique_ptr<StaticData> static_;  // null when globals are not symmetric
+  uintptr_t static_start_ = 0, static_copies_ = 0;
+  uint64_t static_size_ = 0;
   std::unique_ptr<Allocator> alloc_;
   RouteTable routes_;
   uint32_t world_epoch_ = 0;
