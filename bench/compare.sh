@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# compare.sh: symmem side by side with Open MPI's OSHMEM, MPI and the machine's limits, in
+# one invocation, and the performance page made from that run.
+#
+#   bench/compare.sh            full run (~10-15 min on 2 cores): writes docs/performance.md,
+#                               docs/performance.csv and docs/perf_*.png
+#   bench/compare.sh --quick    a fast run of the whole pipeline (few sizes, 2 and 4 PEs);
+#                               writes into build/bench/quick/ and leaves docs/ alone
+#
+# Options: --npes "2 4 8"  --out DIR  --build DIR  --timeout S (per run)  --args "..." (to
+# every benchmark program, e.g. --args "--sizes 8,1M").
+#
+# What it does: builds symmem and the benchmarks with CMake (target bench_all; the OSHMEM
+# programs with oshcc, the MPI ones with mpicc), measures the limits (bench_limits), then
+# for each PE count runs the point-to-point and the collective benchmarks for symmem,
+# OSHMEM and MPI one after the other, each under a time limit, and measures the limits
+# again at the end. Peers run in their defaults and in their best configuration:
+#   OSHMEM  env OMPI_MCA_osc=^rdma (without it OSHMEM 4.1 crashes inside shmem_finalize)
+#           collectives: default, and --mca scoll basic
+#   MPI     point-to-point: default, and --mca osc sm (the default osc/rdma crashes in
+#           MPI_Compare_and_swap in Open MPI 4.1.4); collectives: default
+# A run's status is ok, crash-after-results (the "# done" line came, then a non-zero exit:
+# the results stand, marked), crash, timeout, or wrong (a result failed validation).
+# Nothing a peer did not finish counts in symmem's favour: a missing value has no ratio.
+# Exits non-zero if any symmem run was not ok.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+cd "$root"
+
+quick=0
+npes_list="2 4 8"
+build=build
+out=""
+run_timeout=""
+extra_args=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --npes) npes_list=$2; shift ;;
+    --out) out=$2; shift ;;
+    --build) build=$2; shift ;;
+    --timeout) run_timeout=$2; shift ;;
+    --args) extra_args=$2; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "compare.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [ $quick = 1 ]; then
+  : "${out:=$build/bench/quick}"
+  : "${run_timeout:=60}"
+  [ "$npes_list" = "2 4 8" ] && npes_list="2 4"
+  bench_args="--sizes 8,4K,1M --samples 3 --target-ms 2 $extra_args"
+else
+  : "${out:=docs}"
+  : "${run_timeout:=150}"
+  bench_args="$extra_args"
+fi
+
+# ---- build ----
+echo "compare.sh: building (cmake --build $build --target bench_all)"
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+cmake --build "$build" -j2 --target bench_all >/dev/null
+b="$build/bench"
+symmem_run="$build/tools/symmem-run/symmem-run"
+have_oshmem=0; [ -x "$b/oshmem_p2p" ] && [ -x "$b/oshmem_coll" ] && command -v oshrun >/dev/null && have_oshmem=1
+have_mpi=0; [ -x "$b/mpi_p2p" ] && [ -x "$b/mpi_coll" ] && command -v mpirun >/dev/null && have_mpi=1
+
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+runs="$b/runs/$stamp"
+mkdir -p "$runs" "$out"
+csv="$runs/results.csv"
+runlog="$runs/runs.csv"
+meta="$runs/meta.txt"
+echo "lib,config,npes,bench,size,value,unit,status" >"$csv"
+echo "lib,config,kind,npes,status,rc,seconds" >"$runlog"
+: >"$runs/notes.txt"
+
+# ---- the machine, the versions, the load ----
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+{
+  echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "mode=$([ $quick = 1 ] && echo quick || echo full)"
+  echo "cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+  echo "cores=$(nproc) online ($(lscpu | sed -n 's/^Thread(s) per core: *//p') thread(s) per core)"
+  echo "memory=$(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
+  echo "kernel=$(uname -r)"
+  echo "symmem=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src include bench 2>/dev/null || echo '+local changes')"
+  echo "compiler=$(cc --version | head -1)"
+  echo "openmpi=$( (ompi_info --version 2>/dev/null || echo 'not installed') | head -1)"
+  echo "python=$(/usr/bin/python3 -c 'import matplotlib, sys; print(sys.version.split()[0], "matplotlib", matplotlib.__version__)' 2>/dev/null || echo none)"
+  echo "npes=$npes_list"
+  echo "timeout=$run_timeout"
+  echo "args=$bench_args"
+  echo "load_start=$(loadavg)"
+} >"$meta"
+
+symmem_failed=0
+
+# run LIB CONFIG KIND NPES CMD...: runs one benchmark program, records its rows and status.
+run() {
+  local lib=$1 config=$2 kind=$3 n=$4; shift 4
+  local name="$lib-$config-$kind-np$n"
+  local t0 rc=0 status
+  t0=$(date +%s%N)
+  echo "compare.sh: $name (load $(loadavg))"
+  timeout -k 5 "$run_timeout" "$@" >"$runs/$name.out" 2>"$runs/$name.err" </dev/null || rc=$?
+  local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  if [ $rc = 124 ] || [ $rc = 137 ]; then status=timeout
+  elif grep -q '^# done: all results validated' "$runs/$name.out"; then
+    if [ $rc = 0 ]; then status=ok; else status=crash-after-results; fi
+  elif grep -q '^# done: .*WRONG' "$runs/$name.out" || grep -q ',WRONG$' "$runs/$name.out"; then
+    status=wrong
+  else status=crash
+  fi
+  printf '%s,%s,%s,%s,%s,%s,%d.%d\n' "$lib" "$config" "$kind" "$n" "$status" "$rc" $((ms / 1000)) $((ms % 1000 / 100)) >>"$runlog"
+  grep -E '^[a-z_0-9]+,[0-9]+,[^,]+,[^,]+$' "$runs/$name.out" | grep -v '^bench,' |
+    awk -F, -v OFS=, -v lib="$lib" -v cfg="$config" -v n="$n" \
+      '{ st = ($4 == "WRONG") ? "wrong" : "ok"; print lib, cfg, n, $1, $2, $3, $4, st }' >>"$csv" || true
+  sed -n "s/^# \(note\|skipped\|api\) /$lib,$config,$kind,$n,\1,/p" "$runs/$name.out" >>"$runs/notes.txt"
+  if [ "$status" != ok ]; then
+    echo "compare.sh:   -> $status (rc $rc); see $runs/$name.err"
+    [ "$lib" = symmem ] && symmem_failed=1
+  fi
+  return 0
+}
+
+osh=(env OMPI_MCA_osc=^rdma SHMEM_SYMMETRIC_SIZE=1G oshrun --allow-run-as-root --oversubscribe)
+mpi=(mpirun --allow-run-as-root --oversubscribe)
+
+# shellcheck disable=SC2086  # bench_args is a word list on purpose
+run limit start limits 1 "$b/bench_limits" $bench_args
+for n in $npes_list; do
+  for kind in p2p coll; do
+    run symmem default $kind "$n" "$symmem_run" -n "$n" --timeout "$run_timeout" "$b/bench_$kind" $bench_args
+    if [ $have_oshmem = 1 ]; then
+      run oshmem default $kind "$n" "${osh[@]}" -np "$n" "$b/oshmem_$kind" $bench_args
+      if [ $kind = coll ]; then
+        run oshmem scoll-basic $kind "$n" "${osh[@]}" -np "$n" --mca scoll basic "$b/oshmem_$kind" $bench_args
+      fi
+    fi
+    if [ $have_mpi = 1 ]; then
+      run mpi default $kind "$n" "${mpi[@]}" -np "$n" "$b/mpi_$kind" $bench_args
+      if [ $kind = p2p ]; then
+        run mpi osc-sm $kind "$n" "${mpi[@]}" -np "$n" --mca osc sm "$b/mpi_$kind" $bench_args
+      fi
+    fi
+  done
+done
+run limit end limits 1 "$b/bench_limits" $bench_args
+echo "load_end=$(loadavg)" >>"$meta"
+[ $have_oshmem = 1 ] || echo "peers=OSHMEM not found (oshcc/oshrun): not compared" >>"$meta"
+[ $have_mpi = 1 ] || echo "peers=MPI not found (mpicc/mpirun): not compared" >>"$meta"
+
+# ---- the page ----
+cp "$csv" "$out/performance.csv"
+/usr/bin/python3 "$here/report.py" --csv "$csv" --runs "$runlog" --meta "$meta" \
+  --notes "$runs/notes.txt" --out "$out"
+echo "compare.sh: wrote $out/performance.md, $out/performance.csv and $out/perf_*.png (raw output in $runs)"
+if [ $symmem_failed = 1 ]; then
+  echo "compare.sh: some symmem runs did not finish cleanly (see $runlog)" >&2
+  exit 1
+fi

@@ -1,0 +1,490 @@
+#!/usr/bin/python3
+"""report.py: turns one bench/compare.sh run into docs/performance.md and its plots.
+
+    report.py --csv results.csv --runs runs.csv --meta meta.txt --notes notes.txt --out DIR
+
+Every number on the page comes from the CSV of that run; nothing is carried over from
+earlier runs. Ratios are always "symmem time / other time" (for bandwidths and rates the
+inverse ratio of the values), so below 1 means symmem is faster, above 1 slower. A value a
+peer did not produce (timeout, crash, routine missing) has no ratio: it is shown as such
+and never counted in symmem's favour."""
+import argparse
+import csv
+import math
+import os
+from collections import defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+# (lib, config, label) per kind of program
+COLUMNS = {
+    "p2p": [("symmem", "default", "symmem"), ("oshmem", "default", "OSHMEM"),
+            ("mpi", "default", "MPI"), ("mpi", "osc-sm", "MPI osc=sm")],
+    "coll": [("symmem", "default", "symmem"), ("oshmem", "default", "OSHMEM"),
+             ("oshmem", "scoll-basic", "OSHMEM scoll=basic"), ("mpi", "default", "MPI")],
+}
+PEERS = {"oshmem": "OSHMEM", "mpi": "MPI"}
+
+# bench: kind, title, metric (time / bw / rate), name in the MPI program, limit model
+SPECS = {
+    "put_lat": ("p2p", "put latency: putmem + quiet, one at a time", "time", "put_lat", "mem1"),
+    "get_lat": ("p2p", "get latency: getmem, one at a time", "time", "get_lat", "mem1"),
+    "put_pingpong": ("p2p", "put ping-pong: 8-byte p, the target waits and answers (half round trip)",
+                     "time", "sendrecv_pingpong", "cl_mem1"),
+    "signal_pingpong": ("p2p", "put-with-signal ping-pong: putmem_signal + signal_wait_until (half round trip)",
+                        "time", "sendrecv_pingpong", "cl_mem1"),
+    "fadd_lat": ("p2p", "atomic fetch-add latency (long)", "time", "fadd_lat", "cl"),
+    "cswap_lat": ("p2p", "atomic compare-swap latency (long)", "time", "cswap_lat", "cl"),
+    "add_rate": ("p2p", "atomic add rate: windows of 64 atomic_add + quiet", "rate", "add_rate", None),
+    "put_mr": ("p2p", "put message rate: windows of 64 8-byte putmem + quiet", "rate", "put_mr", None),
+    "put_bw": ("p2p", "put bandwidth: windows of putmem + quiet", "bw", "put_bw", "mem1"),
+    "get_bw": ("p2p", "get bandwidth: windows of getmem", "bw", "get_bw", "mem1"),
+    "barrier": ("coll", "barrier_all", "time", "barrier", "cl"),
+    "bcast": ("coll", "broadcast of SIZE bytes from PE 0", "time", "bcast", "cl_mem1"),
+    "fcollect": ("coll", "fcollect: SIZE bytes from every PE to every PE (MPI_Allgather)", "time",
+                 "fcollect", "cl_mem2"),
+    "alltoall": ("coll", "alltoall: SIZE bytes per pair of PEs", "time", "alltoall", "cl_mem2"),
+    "reduce_sum": ("coll", "sum reduction of SIZE/8 doubles, result on every PE (MPI_Allreduce)",
+                   "time", "reduce_sum", "cl_mem2"),
+}
+LIMIT_TEXT = {
+    "mem1": "memcpy of SIZE, one stream",
+    "cl_mem1": "max(one cache line between two cores, memcpy of SIZE)",
+    "cl": "one cache line passed between two cores (one way)",
+    "cl_mem2": "max(one cache line between two cores, memcpy of SIZE with two concurrent streams)",
+}
+UNITS = {"time": "us", "bw": "GB/s", "rate": "M/s"}
+
+
+def fmt_size(s):
+    s = int(s)
+    if s == 0:
+        return "-"
+    if s >= 1 << 20 and s % (1 << 20) == 0:
+        return f"{s >> 20} MiB"
+    if s >= 1024 and s % 1024 == 0:
+        return f"{s >> 10} KiB"
+    return f"{s} B"
+
+
+def fmt(v):
+    if v is None:
+        return "—"
+    if v == 0:
+        return "0"
+    digits = max(0, 2 - int(math.floor(math.log10(abs(v)))))
+    return f"{v:.{min(digits, 4)}f}"
+
+
+def fmt_ratio(r):
+    if r is None:
+        return "—"
+    return f"**{r:.2f}**" if r <= 1.0 else f"{r:.2f}"
+
+
+class Data:
+    def __init__(self, args):
+        self.meta = {}
+        with open(args.meta) as f:
+            for line in f:
+                if "=" in line:
+                    k, v = line.rstrip("\n").split("=", 1)
+                    self.meta[k] = v
+        self.val = {}  # (lib, config, npes, bench, size) -> (value, unit, status)
+        with open(args.csv) as f:
+            for r in csv.DictReader(f):
+                key = (r["lib"], r["config"], int(r["npes"]), r["bench"], int(r["size"]))
+                v = float(r["value"]) if r["status"] == "ok" else None
+                self.val[key] = (v, r["unit"], r["status"])
+        self.runs = {}
+        self.run_rows = []
+        with open(args.runs) as f:
+            for r in csv.DictReader(f):
+                self.runs[(r["lib"], r["config"], r["kind"], int(r["npes"]))] = r["status"]
+                self.run_rows.append(r)
+        self.notes = defaultdict(set)  # (lib, config, kind) -> lines
+        self.skipped = set()  # (lib, config, npes, bench)
+        with open(args.notes) as f:
+            for line in f:
+                parts = line.rstrip("\n").split(",", 5)
+                if len(parts) < 6:
+                    continue
+                lib, config, kind, npes, typ, text = parts
+                if typ == "skipped":
+                    self.skipped.add((lib, config, int(npes), text.split(":")[0]))
+                self.notes[(lib, config, kind)].add(f"{typ} {text}")
+        self.npes = sorted({k[2] for k in self.val if k[0] != "limit"} |
+                           {k[3] for k in self.runs if k[0] != "limit"})
+        # limits: best of the runs at the start and the end of the invocation
+        self.cl = self._best("cacheline_pingpong", 64, min)
+        self.mem1 = {s: self._best("memcpy_1stream", s, max) for s in self._sizes("memcpy_1stream")}
+        self.mem2 = {s: self._best("memcpy_2stream", s, max) for s in self._sizes("memcpy_2stream")}
+
+    def _sizes(self, bench):
+        return sorted({k[4] for k in self.val if k[0] == "limit" and k[3] == bench})
+
+    def _best(self, bench, size, pick):
+        vs = [v[0] for k, v in self.val.items()
+              if k[0] == "limit" and k[3] == bench and k[4] == size and v[0] is not None]
+        return pick(vs) if vs else None
+
+    def limit_for(self, bench, npes, size):
+        """Limit in the benchmark's own unit (us, or GB/s for bandwidths); 2 PEs only."""
+        model = SPECS[bench][4]
+        if model is None or npes != 2:
+            return None
+        if SPECS[bench][2] == "bw":
+            return self.mem1.get(size)
+
+        def copy_us(table):
+            bw = table.get(size)
+            return size / (bw * 1e3) if bw else None
+
+        if model == "mem1":
+            return copy_us(self.mem1)
+        if model == "cl":
+            return self.cl
+        parts = [self.cl, copy_us(self.mem1 if model == "cl_mem1" else self.mem2)]
+        if size == 0:
+            parts = parts[:1]
+        return max(parts) if all(p is not None for p in parts) else None
+
+    def lookup(self, lib, config, npes, bench, size):
+        """(value, display text) for one cell."""
+        name = bench if lib != "mpi" else SPECS[bench][3]
+        if lib == "mpi" and name == "sendrecv_pingpong" and bench == "put_pingpong" and size != 8:
+            return None, "—"
+        kind = SPECS[bench][0]
+        hit = self.val.get((lib, config, npes, name, size))
+        run = self.runs.get((lib, config, kind, npes))
+        if hit:
+            v, _, st = hit
+            if st == "wrong":
+                return None, "WRONG"
+            mark = "†" if run == "crash-after-results" else ""
+            return v, fmt(v) + mark
+        if run is None:
+            return None, "not run"
+        if (lib, config, npes, name) in self.skipped:
+            return None, "n/a"
+        if run in ("timeout", "crash", "crash-after-results", "wrong"):
+            return None, run if run != "crash-after-results" else "—"
+        return None, "—"
+
+    def sizes(self, bench):
+        names = {bench, SPECS[bench][3]}
+        return sorted({k[4] for k in self.val if k[3] in names and k[0] != "limit"})
+
+
+def ratio(metric, sym, other):
+    if sym is None or other is None or sym <= 0 or other <= 0:
+        return None
+    return sym / other if metric == "time" else other / sym
+
+
+def best_of(d, lib, kind, npes, bench, size):
+    """Best value over a peer's configurations, and which configuration gave it."""
+    metric = SPECS[bench][2]
+    best = None
+    for lb, cfg, label in COLUMNS[kind]:
+        if lb != lib:
+            continue
+        v, _ = d.lookup(lb, cfg, npes, bench, size)
+        if v is None:
+            continue
+        if best is None or (v < best[0] if metric == "time" else v > best[0]):
+            best = (v, label)
+    return best
+
+
+def table_for(d, bench):
+    kind, title, metric, _, model = SPECS[bench]
+    cols = COLUMNS[kind]
+    unit = UNITS[metric]
+    head = ["PEs", "size"] + [c[2] for c in cols] + ["limit"] + \
+        [f"sym / {PEERS[p]} best" for p in PEERS] + ["sym / limit"]
+    lines = [f"| {' | '.join(head)} |", "|" + "---|" * len(head)]
+    for n in d.npes:
+        for s in d.sizes(bench):
+            cells = []
+            vals = {}
+            for lib, cfg, label in cols:
+                v, text = d.lookup(lib, cfg, n, bench, s)
+                vals[(lib, cfg)] = v
+                cells.append(text)
+            if all(c in ("—", "not run") for c in cells):
+                continue
+            lim = d.limit_for(bench, n, s)
+            sym = vals[("symmem", "default")]
+            rs = []
+            for p in PEERS:
+                b = best_of(d, p, kind, n, bench, s)
+                rs.append(fmt_ratio(ratio(metric, sym, b[0] if b else None)))
+            rl = ratio(metric, sym, lim)
+            lines.append("| " + " | ".join([str(n), fmt_size(s)] + cells + [fmt(lim)] + rs +
+                                           [f"{rl:.2f}" if rl else "—"]) + " |")
+    if len(lines) == 2:
+        return ""
+    out = [f"### {bench}: {title} ({unit})", ""]
+    if model:
+        out += [f"Limit (2 PEs): {LIMIT_TEXT[model] if metric != 'bw' else 'memcpy of SIZE, one stream'}.", ""]
+    return "\n".join(out + lines) + "\n"
+
+
+HEADLINES = [
+    ("8-byte put latency (putmem + quiet)", "put_lat", 2, 8),
+    ("8-byte put ping-pong (half round trip)", "put_pingpong", 2, 8),
+    ("8-byte put-with-signal ping-pong (half round trip)", "signal_pingpong", 2, 8),
+    ("fetch-add latency", "fadd_lat", 2, 8),
+    ("compare-swap latency", "cswap_lat", 2, 8),
+    ("barrier, 2 PEs", "barrier", 2, 0),
+    ("barrier, 4 PEs (2 cores)", "barrier", 4, 0),
+    ("barrier, 8 PEs (2 cores)", "barrier", 8, 0),
+    ("16 MiB put bandwidth", "put_bw", 2, 16 << 20),
+    ("1 MiB fcollect", "fcollect", 2, 1 << 20),
+    ("1 MiB broadcast", "bcast", 2, 1 << 20),
+    ("8 B sum reduction", "reduce_sum", 2, 8),
+    ("16 MiB sum reduction", "reduce_sum", 2, 16 << 20),
+]
+
+
+def headline_table(d):
+    head = ["figure", "PEs", "unit", "symmem", "OSHMEM", "OSHMEM scoll=basic", "MPI", "MPI osc=sm",
+            "limit", "sym / best peer", "sym / limit"]
+    lines = [f"| {' | '.join(head)} |", "|" + "---|" * len(head)]
+    for title, bench, n, s in HEADLINES:
+        if n not in d.npes:
+            continue
+        kind, _, metric, _, _ = SPECS[bench]
+        cells = []
+        sym = None
+        for lib, cfg in [("symmem", "default"), ("oshmem", "default"), ("oshmem", "scoll-basic"),
+                         ("mpi", "default"), ("mpi", "osc-sm")]:
+            if not any(c[0] == lib and c[1] == cfg for c in COLUMNS[kind]):
+                cells.append("·")
+                continue
+            v, text = d.lookup(lib, cfg, n, bench, s)
+            if lib == "symmem":
+                sym = v
+            cells.append(text)
+        peers = [b for b in (best_of(d, p, kind, n, bench, s) for p in PEERS) if b]
+        best = None
+        for b in peers:
+            if best is None or (b[0] < best[0] if metric == "time" else b[0] > best[0]):
+                best = b
+        r = ratio(metric, sym, best[0] if best else None)
+        lim = d.limit_for(bench, n, s)
+        rl = ratio(metric, sym, lim)
+        lines.append("| " + " | ".join(
+            [title, str(n), UNITS[metric]] + cells + [fmt(lim),
+             (fmt_ratio(r) + f" ({best[1]})") if r else "—", f"{rl:.2f}" if rl else "—"]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+STYLE = {
+    ("symmem", "default"): dict(color="tab:blue", marker="o", lw=2.2),
+    ("oshmem", "default"): dict(color="tab:red", marker="s"),
+    ("oshmem", "scoll-basic"): dict(color="tab:orange", marker="D"),
+    ("mpi", "default"): dict(color="tab:green", marker="^"),
+    ("mpi", "osc-sm"): dict(color="tab:olive", marker="v"),
+}
+
+
+def plot_series(d, ax, bench, npes, ylabel):
+    kind, title, metric = SPECS[bench][:3]
+    any_line = False
+    for lib, cfg, label in COLUMNS[kind]:
+        xs, ys = [], []
+        for s in d.sizes(bench):
+            v, _ = d.lookup(lib, cfg, npes, bench, s)
+            if v is not None and s > 0:
+                xs.append(s)
+                ys.append(v)
+        if xs:
+            ax.plot(xs, ys, label=label, ms=4, **STYLE[(lib, cfg)])
+            any_line = True
+    lx, ly = [], []
+    for s in d.sizes(bench):
+        lim = d.limit_for(bench, npes, s)
+        if lim is not None and s > 0:
+            lx.append(s)
+            ly.append(lim)
+    if lx:
+        ax.plot(lx, ly, label="limit", color="black", ls="--", lw=1.2)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_title(f"{bench}, {npes} PEs", fontsize=10)
+    ax.set_xlabel("size (bytes)")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="both", alpha=0.3)
+    if any_line:
+        ax.legend(fontsize=7)
+    return any_line
+
+
+def plots(d, out):
+    made = []
+    # point-to-point bandwidth and latency against size, 2 PEs
+    for name, benches, ylabel in [("perf_p2p_bw.png", ["put_bw", "get_bw"], "GB/s"),
+                                  ("perf_p2p_lat.png", ["put_lat", "get_lat", "signal_pingpong"], "us")]:
+        if 2 not in d.npes:
+            continue
+        fig, axes = plt.subplots(1, len(benches), figsize=(5 * len(benches), 4))
+        ok = [plot_series(d, ax, b, 2, ylabel) for ax, b in zip(axes, benches)]
+        if any(ok):
+            fig.tight_layout()
+            fig.savefig(os.path.join(out, name), dpi=90)
+            made.append((name, ", ".join(benches) + " at 2 PEs"))
+        plt.close(fig)
+    # collectives: time against size, one figure per PE count
+    for n in d.npes:
+        fig, axes = plt.subplots(2, 2, figsize=(10, 8))
+        ok = [plot_series(d, ax, b, n, "us per operation")
+              for ax, b in zip(axes.flat, ["bcast", "fcollect", "alltoall", "reduce_sum"])]
+        if any(ok):
+            fig.tight_layout()
+            name = f"perf_coll_np{n}.png"
+            fig.savefig(os.path.join(out, name), dpi=90)
+            made.append((name, f"broadcast, fcollect, alltoall and sum reduction at {n} PEs"))
+        plt.close(fig)
+    # small-message latencies at each PE count
+    small = [("put_pingpong", 8), ("signal_pingpong", 8), ("fadd_lat", 8), ("cswap_lat", 8),
+             ("barrier", 0), ("reduce_sum", 8)]
+    fig, axes = plt.subplots(1, len(d.npes), figsize=(5 * len(d.npes), 4), squeeze=False)
+    shown = False
+    for ax, n in zip(axes[0], d.npes):
+        series = [("symmem", "default", "symmem"), ("oshmem", "default", "OSHMEM"),
+                  ("oshmem", "scoll-basic", "OSHMEM scoll=basic"), ("mpi", "default", "MPI"),
+                  ("mpi", "osc-sm", "MPI osc=sm")]
+        width = 0.8 / (len(series) + 1)
+        for i, (lib, cfg, label) in enumerate(series):
+            ys = []
+            for b, s in small:
+                kind = SPECS[b][0]
+                if any(c[0] == lib and c[1] == cfg for c in COLUMNS[kind]):
+                    v, _ = d.lookup(lib, cfg, n, b, s)
+                else:
+                    v = None
+                ys.append(v if v is not None else 0)
+            if any(ys):
+                shown = True
+                ax.bar([k + i * width for k in range(len(small))], ys, width, label=label,
+                       color=STYLE[(lib, cfg)]["color"])
+        if n == 2:
+            ls = [d.limit_for(b, 2, s) or 0 for b, s in small]
+            ax.bar([k + len(series) * width for k in range(len(small))], ls, width, label="limit",
+                   color="black")
+        ax.set_yscale("log")
+        ax.set_xticks([k + 0.4 for k in range(len(small))])
+        ax.set_xticklabels([b.replace("_", "\n") for b, _ in small], fontsize=8)
+        ax.set_ylabel("us")
+        ax.set_title(f"small-message latency, {n} PEs", fontsize=10)
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    if shown:
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "perf_small_lat.png"), dpi=90)
+        made.append(("perf_small_lat.png", "8-byte latencies and the barrier at each PE count"))
+    plt.close(fig)
+    return made
+
+
+def page(d, made):
+    m = d.meta
+    L = []
+    L.append("# symmem performance\n")
+    L.append(f"Produced by `bench/compare.sh` ({m.get('mode', '?')} mode) on {m.get('date', '?')}. "
+             "Every number on this page, in `performance.csv` and in the plots comes from that "
+             "one invocation; rerun the command to reproduce it on your machine.\n")
+    L.append("## Machine and versions\n")
+    L.append("| | |\n|---|---|")
+    for k, label in [("cpu", "CPU"), ("cores", "cores"), ("memory", "memory"), ("kernel", "kernel"),
+                     ("symmem", "symmem (git)"), ("openmpi", "Open MPI (OSHMEM and MPI)"),
+                     ("compiler", "compiler"), ("python", "plots"), ("npes", "PE counts"),
+                     ("args", "benchmark arguments"), ("timeout", "time limit per run (s)"),
+                     ("load_start", "load average at start (1, 5, 15 min)"),
+                     ("load_end", "load average at end")]:
+        if k in m:
+            L.append(f"| {label} | {m[k] or '(defaults)'} |")
+    for k in ("peers",):
+        if k in m:
+            L.append(f"| peers | {m[k]} |")
+    L.append("")
+    L.append("## How to read it\n")
+    L.append("""- **Ratios are symmem's time over the other's time**: below 1 (bold) symmem is faster,
+  above 1 slower. For bandwidths and rates the ratio is the other's value over symmem's, so
+  the reading is the same. "sym / best peer" uses each peer's best configuration for that
+  row, named in brackets.
+- **Peers**: Open MPI's OSHMEM (the same benchmark source built with `oshcc`, run with
+  `oshrun`, `OMPI_MCA_osc=^rdma` because OSHMEM 4.1 crashes inside `shmem_finalize`
+  without it) in its default configuration and, for collectives, with `--mca scoll basic`
+  (its faster collectives, which spin when PEs outnumber cores); MPI (Open MPI, `mpirun`)
+  with its defaults and, for one-sided operations, with `--mca osc sm` (the default
+  osc/rdma crashes in `MPI_Compare_and_swap` here). MPI's counterpart of the ping-pongs is
+  `MPI_Send`/`MPI_Recv`; of the other routines, see `bench/mpi_p2p.c` and `bench/mpi_coll.c`.
+- **Limits** are measured by `bench/limits.c` in the same invocation, at its start and its
+  end (the better of the two is used): one cache line passed between two pinned threads on
+  two cores (one way), and `memcpy` at each size with one stream and with two concurrent
+  streams on the two cores. They are given for 2 PEs only: with more PEs than cores there
+  is no clean hardware bound. The limit column says which one each table uses.
+- **Values** are medians over samples after a warm-up; a sample lasts about 10 ms (fewer
+  samples when one operation takes longer than that, as when a busy-waiting library runs
+  oversubscribed). Collective times are the slowest PE's. At N > 2 PEs the point-to-point
+  benchmarks run N/2 pairs at once and report PE 0's pair. Every result was validated
+  while measured; a wrong one would show as WRONG and fail the run.
+- **Missing values**: `n/a` = the library does not declare that routine (yet); `timeout`,
+  `crash` = that run ended so (nothing after it was measured); `†` = printed before the
+  program crashed in finalize (the value stands, the crash is recorded); `·` = no such
+  configuration for that benchmark. None of these count for or against symmem in a ratio.
+- 4 and 8 PEs run on 2 cores: that is oversubscription, where waiting strategies matter
+  more than copy speed.
+""")
+    L.append("## Headline figures\n")
+    L.append(headline_table(d))
+    if made:
+        L.append("## Plots\n")
+        for name, what in made:
+            L.append(f"![{what}]({name})\n")
+    L.append("## All results\n")
+    for bench in SPECS:
+        t = table_for(d, bench)
+        if t:
+            L.append(t)
+    L.append("## Runs\n")
+    L.append("Each program run of the invocation, in order, with how it ended and how long it took.\n")
+    L.append("| program | configuration | PEs | status | exit code | seconds |\n|---|---|---|---|---|---|")
+    for r in d.run_rows:
+        L.append(f"| {r['lib']} {r['kind']} | {r['config']} | {r['npes']} | {r['status']} | "
+                 f"{r['rc']} | {r['seconds']} |")
+    L.append("")
+    notes = []
+    for (lib, cfg, kind), lines in sorted(d.notes.items()):
+        for line in sorted(lines):
+            if line.startswith("api ") and lib != "symmem" and cfg != "default":
+                continue
+            notes.append(f"- {lib} {kind} ({cfg}): {line}")
+    if notes:
+        L.append("## How each library ran each benchmark\n")
+        L.append("Lines the programs printed (`# note`, `# api`, `# skipped`):\n")
+        L += notes
+        L.append("")
+    return "\n".join(L)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for a in ("csv", "runs", "meta", "notes", "out"):
+        ap.add_argument("--" + a, required=True)
+    args = ap.parse_args()
+    d = Data(args)
+    os.makedirs(args.out, exist_ok=True)
+    made = plots(d, args.out)
+    with open(os.path.join(args.out, "performance.md"), "w") as f:
+        f.write(page(d, made))
+
+
+if __name__ == "__main__":
+    main()
