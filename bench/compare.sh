@@ -76,7 +76,7 @@ csv="$runs/results.csv"
 runlog="$runs/runs.csv"
 meta="$runs/meta.txt"
 echo "lib,config,npes,bench,size,value,unit,status" >"$csv"
-echo "lib,config,kind,npes,status,rc,seconds" >"$runlog"
+echo "lib,config,kind,npes,status,rc,seconds,why" >"$runlog"
 : >"$runs/notes.txt"
 
 # ---- the machine, the versions, the load ----
@@ -116,7 +116,18 @@ run() {
     status=wrong
   else status=crash
   fi
-  printf '%s,%s,%s,%s,%s,%s,%d.%d\n' "$lib" "$config" "$kind" "$n" "$status" "$rc" $((ms / 1000)) $((ms % 1000 / 100)) >>"$runlog"
+  local why=""
+  if [ "$status" != ok ]; then  # what went wrong, and after which result, for the page
+    why=$( (grep -h -m1 -E 'Signal:|cannot|wrong data|timed out|no flag' "$runs/$name.err" "$runs/$name.out" ||
+            grep -h -m1 -E 'rror|Abort|signal' "$runs/$name.err" "$runs/$name.out" || true) | head -1 |
+          sed 's/^\[[^]]*\] *//' | cut -c1-120 | tr ',|' ';/')
+    [ "$status" = timeout ] && why="no exit after ${run_timeout} s"
+    local last
+    last=$(grep -E '^[a-z_0-9]+,[0-9]+,' "$runs/$name.out" | grep -v '^bench,' | tail -1 | cut -d, -f1,2 | tr , ' ')
+    why="$why (last result: ${last:-none})"
+  fi
+  printf '%s,%s,%s,%s,%s,%s,%d.%d,%s\n' "$lib" "$config" "$kind" "$n" "$status" "$rc" \
+    $((ms / 1000)) $((ms % 1000 / 100)) "$why" >>"$runlog"
   grep -E '^[a-z_0-9]+,[0-9]+,[^,]+,[^,]+$' "$runs/$name.out" | grep -v '^bench,' |
     awk -F, -v OFS=, -v lib="$lib" -v cfg="$config" -v n="$n" \
       '{ st = ($4 == "WRONG") ? "wrong" : "ok"; print lib, cfg, n, $1, $2, $3, $4, st }' >>"$csv" || true
@@ -128,7 +139,7 @@ run() {
   return 0
 }
 
-osh=(env OMPI_MCA_osc=^rdma SHMEM_SYMMETRIC_SIZE=1G oshrun --allow-run-as-root --oversubscribe)
+osh=(env OMPI_MCA_osc=^rdma SHMEM_SYMMETRIC_SIZE=1G SHMEM_SYMMETRIC_HEAP_SIZE=1G oshrun --allow-run-as-root --oversubscribe)
 mpi=(mpirun --allow-run-as-root --oversubscribe)
 
 # shellcheck disable=SC2086  # bench_args is a word list on purpose

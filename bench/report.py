@@ -455,10 +455,12 @@ def page(d, made):
             L.append(t)
     L.append("## Runs\n")
     L.append("Each program run of the invocation, in order, with how it ended and how long it took.\n")
-    L.append("| program | configuration | PEs | status | exit code | seconds |\n|---|---|---|---|---|---|")
+    L.append("| program | configuration | PEs | status | exit code | seconds | what went wrong |\n"
+             "|---|---|---|---|---|---|---|")
     for r in d.run_rows:
+        why = (r.get("why") or "").strip().replace("|", "/")
         L.append(f"| {r['lib']} {r['kind']} | {r['config']} | {r['npes']} | {r['status']} | "
-                 f"{r['rc']} | {r['seconds']} |")
+                 f"{r['rc']} | {r['seconds']} | {why} |")
     L.append("")
     notes = []
     for (lib, cfg, kind), lines in sorted(d.notes.items()):
