@@ -8,6 +8,9 @@
  *   memcpy_2stream      the same in two threads on two cores at once, each with its
  *                       own buffers; per-stream bandwidth over the slower thread     GB/s
  *
+ * Each figure is the best (fastest) of its samples, not their median: a limit is what the
+ * hardware can do, and a sample in which another process took the core is not that.
+ *
  * A memcpy sample repeats the copy of the same buffers, as the benchmarks repeat their
  * transfers, so small sizes run from cache in both. Copies are checked against the source
  * after every sample, the ping-pong by the values passed. With one core online the second
@@ -23,6 +26,12 @@
 static bench_opts O;
 static int ncpu, failures;
 static int cpu_of[2];
+
+static double best(const double *v, int n) {
+  double m = 1e300;
+  for (int i = 0; i < n; ++i) m = v[i] < m ? v[i] : m;
+  return m;
+}
 
 static void pin(int which) {
   cpu_set_t set;
@@ -152,7 +161,7 @@ static void memcpy_bench(const char *name, int n, size_t size) {
   const int samples = bench_samples_for(&O, est, iters);
   double t[kBenchMaxSamples];
   for (int s = 0; s < samples; ++s) t[s] = copies(st, n, iters, ++seed) / (double)iters;
-  const double us = bench_median(t, samples);
+  const double us = best(t, samples);
   bench_row(name, size, (double)size / (us * 1e3), "GB/s", failures != before);
   for (int k = 0; k < n; ++k) {
     free(st[k].src);
@@ -165,17 +174,20 @@ int main(int argc, char **argv) {
   ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
   cpu_of[0] = 0;
   cpu_of[1] = ncpu > 1 ? 1 : 0;
-  printf("# limits: %d cores online, median of %d samples\n", ncpu, O.samples);
+  printf("# limits: %d cores online, best of %d samples\n", ncpu, O.samples);
   if (ncpu < 2) printf("# note limits: one core online, the two threads share it\n");
   printf("bench,size,value,unit\n");
   fflush(stdout);
 
   if (bench_selected(&O, "cacheline_pingpong")) {
+    /* many short samples: the best of them is one that no other process interrupted */
+    bench_opts short_samples = O;
+    short_samples.target_us = O.target_us / 10;
     pingpong(1000);
-    const long iters = bench_iters_for(&O, pingpong(1000) * 2);
+    const long iters = bench_iters_for(&short_samples, pingpong(1000) * 2);
     double t[kBenchMaxSamples];
-    for (int s = 0; s < O.samples; ++s) t[s] = pingpong(iters);
-    bench_row("cacheline_pingpong", 64, bench_median(t, O.samples), "us", pp_bad != 0);
+    for (int s = 0; s < kBenchMaxSamples; ++s) t[s] = pingpong(iters);
+    bench_row("cacheline_pingpong", 64, best(t, kBenchMaxSamples), "us", pp_bad != 0);
     failures += pp_bad;
   }
   for (int k = 0; k < O.nsizes; ++k)

@@ -426,9 +426,10 @@ def page(d, made):
   osc/rdma crashes in `MPI_Compare_and_swap` here). MPI's counterpart of the ping-pongs is
   `MPI_Send`/`MPI_Recv`; of the other routines, see `bench/mpi_p2p.c` and `bench/mpi_coll.c`.
 - **Limits** are measured by `bench/limits.c` in the same invocation, at its start and its
-  end (the better of the two is used): one cache line passed between two pinned threads on
-  two cores (one way), and `memcpy` at each size with one stream and with two concurrent
-  streams on the two cores. They are given for 2 PEs only: with more PEs than cores there
+  end (the better of the two is used), each the best of its samples (a limit is what the
+  hardware can do): one cache line passed between two pinned threads on two cores (one
+  way), and `memcpy` at each size with one stream and with two concurrent streams on the
+  two cores. They are given for 2 PEs only: with more PEs than cores there
   is no clean hardware bound. The limit column says which one each table uses.
 - **Values** are medians over samples after a warm-up; a sample lasts about 10 ms (fewer
   samples when one operation takes longer than that, as when a busy-waiting library runs
