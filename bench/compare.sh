@@ -59,6 +59,10 @@ else
 fi
 
 # ---- build ----
+if ! command -v oshcc >/dev/null || ! command -v mpicc >/dev/null || ! command -v cmake >/dev/null ||
+   ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+  bash "$root/scripts/install-deps.sh"  # Debian packages: Open MPI, matplotlib, toolchain
+fi
 echo "compare.sh: building (cmake --build $build --target bench_all)"
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
