@@ -284,6 +284,61 @@ def headline_table(d):
     return "\n".join(lines) + "\n"
 
 
+# The issues' targets (issues 3 and 4), checked on this run. Each: text, bench, PEs, sizes
+# (None = every size >= the given minimum), bound on symmem / best peer, bound on symmem /
+# limit (None = not part of the target).
+TARGETS = [
+    ("8-byte put-with-signal ping-pong: at least as fast as the faster peer, within 2x of the cache-line limit",
+     "signal_pingpong", 2, [8], 1.0, 2.0),
+    ("fetch-add: at least as fast as the faster peer, within 2x of the cache-line limit",
+     "fadd_lat", 2, [8], 1.0, 2.0),
+    ("put of 64 KiB and up: within 10% of memcpy", "put_bw", 2, 65536, None, 1.1),
+    ("get of 64 KiB and up: within 10% of memcpy", "get_bw", 2, 65536, None, 1.1),
+    ("barrier: at least as fast as the faster peer, within 2x of the cache-line limit",
+     "barrier", 2, [0], 1.0, 2.0),
+    ("sum reduction of 8 B: at least as fast as the faster peer, within 4x of the cache-line limit",
+     "reduce_sum", 2, [8], 1.0, 4.0),
+    ("fcollect of 1 MiB: within 1.3x of memcpy (two streams), at least as fast as each peer's best",
+     "fcollect", 2, [1 << 20], 1.0, 1.3),
+    ("broadcast of 1 MiB: within 1.3x of memcpy, at least as fast as each peer's best",
+     "bcast", 2, [1 << 20], 1.0, 1.3),
+    ("sum reduction of 16 MiB: within 1.3x of two concurrent memcpy streams",
+     "reduce_sum", 2, [16 << 20], None, 1.3),
+    ("barrier at 4 PEs on 2 cores: at least 2x faster than both peers", "barrier", 4, [0], 0.5, None),
+]
+
+
+def targets_table(d):
+    lines = ["| target | size | sym / best peer | sym / limit | met |", "|---|---|---|---|---|"]
+    for text, bench, n, sizes, peer_bound, limit_bound in TARGETS:
+        kind, _, metric = SPECS[bench][:3]
+        if isinstance(sizes, int):
+            sizes = [x for x in d.sizes(bench) if x >= sizes]
+        for size in sizes:
+            sym, _ = d.lookup("symmem", "default", n, bench, size)
+            peers = [b for b in (best_of(d, p, kind, n, bench, size) for p in PEERS) if b]
+            best = None
+            for b in peers:
+                if best is None or (b[0] < best[0] if metric == "time" else b[0] > best[0]):
+                    best = b
+            rp = ratio(metric, sym, best[0] if best else None)
+            rl = ratio(metric, sym, d.limit_for(bench, n, size))
+            checks = []
+            if peer_bound is not None:
+                checks.append(None if rp is None else rp <= peer_bound)
+            if limit_bound is not None:
+                checks.append(None if rl is None else rl <= limit_bound)
+            if sym is None:
+                met = "not measured"
+            elif None in checks:
+                met = "incomplete"
+            else:
+                met = "yes" if all(checks) else "**no**"
+            lines.append(f"| {text} ({n} PEs) | {fmt_size(size)} | "
+                         f"{f'{rp:.2f}' if rp else '—'} | {f'{rl:.2f}' if rl else '—'} | {met} |")
+    return "\n".join(lines) + "\n"
+
+
 STYLE = {
     ("symmem", "default"): dict(color="tab:blue", marker="o", lw=2.2),
     ("oshmem", "default"): dict(color="tab:red", marker="s"),
@@ -445,6 +500,10 @@ def page(d, made):
 """)
     L.append("## Headline figures\n")
     L.append(headline_table(d))
+    L.append("## The targets of issues 3 and 4\n")
+    L.append("Checked on this run (ratios as above; \"incomplete\" = a peer or the limit has no "
+             "value to compare with).\n")
+    L.append(targets_table(d))
     if made:
         L.append("## Plots\n")
         for name, what in made:
