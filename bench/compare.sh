@@ -8,7 +8,8 @@
 #                               writes into build/bench/quick/ and leaves docs/ alone
 #
 # Options: --npes "2 4 8"  --out DIR  --build DIR  --timeout S (per run)  --args "..." (to
-# every benchmark program, e.g. --args "--sizes 8,1M").
+# every benchmark program, e.g. --args "--sizes 8,1M")  --wait-quiet MIN (first wait up to
+# MIN minutes for the 1-minute load average to fall to the number of cores + 0.5).
 #
 # What it does: builds symmem and the benchmarks with CMake (target bench_all; the OSHMEM
 # programs with oshcc, the MPI ones with mpicc), measures the limits (bench_limits), then
@@ -34,6 +35,7 @@ build=build
 out=""
 run_timeout=""
 extra_args=""
+wait_quiet=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
@@ -42,6 +44,7 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift ;;
     --timeout) run_timeout=$2; shift ;;
     --args) extra_args=$2; shift ;;
+    --wait-quiet) wait_quiet=$2; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -72,6 +75,15 @@ b="$build/bench"
 symmem_run="$build/tools/symmem-run/symmem-run"
 have_oshmem=0; [ -x "$b/oshmem_p2p" ] && [ -x "$b/oshmem_coll" ] && command -v oshrun >/dev/null && have_oshmem=1
 have_mpi=0; [ -x "$b/mpi_p2p" ] && [ -x "$b/mpi_coll" ] && command -v mpirun >/dev/null && have_mpi=1
+
+if [ "$wait_quiet" != 0 ]; then
+  quiet_deadline=$(( $(date +%s) + wait_quiet * 60 ))
+  while awk -v c="$(nproc)" '{ exit !($1 > c + 0.5) }' /proc/loadavg &&
+        [ "$(date +%s)" -lt $quiet_deadline ]; do
+    echo "compare.sh: waiting for a quiet machine (load $(cut -d' ' -f1-3 /proc/loadavg))"
+    sleep 20
+  done
+fi
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 runs="$b/runs/$stamp"
