@@ -30,4 +30,63 @@
 /* Sized RMA: X(bits, bytes). */
 #define SHMEM_RMA_SIZES(X) X(8, 1) X(16, 2) X(32, 4) X(64, 8) X(128, 16)
 
+/* ---- Reductions and scans (OpenSHMEM 1.5 tables 10 and 11) ----
+ * Entries are X(TYPE, TYPENAME, OP): each list takes the operation name so that one
+ * table expands into every TYPENAME_OP function. */
+
+/* Team-based reductions (shmem_TYPENAME_OP_reduce), table 10. */
+#define SHMEM_REDUCE_BITWISE_TYPES(X, OP)                                                 \
+  X(unsigned char, uchar, OP) X(unsigned short, ushort, OP) X(unsigned int, uint, OP)     \
+  X(unsigned long, ulong, OP) X(unsigned long long, ulonglong, OP) X(int8_t, int8, OP)    \
+  X(int16_t, int16, OP) X(int32_t, int32, OP) X(int64_t, int64, OP) X(uint8_t, uint8, OP) \
+  X(uint16_t, uint16, OP) X(uint32_t, uint32, OP) X(uint64_t, uint64, OP) X(size_t, size, OP)
+#define SHMEM_REDUCE_MINMAX_TYPES(X, OP)                                                  \
+  X(char, char, OP) X(signed char, schar, OP) X(short, short, OP) X(int, int, OP)         \
+  X(long, long, OP) X(long long, longlong, OP) X(ptrdiff_t, ptrdiff, OP)                  \
+  SHMEM_REDUCE_BITWISE_TYPES(X, OP)                                                       \
+  X(float, float, OP) X(double, double, OP) X(long double, longdouble, OP)
+#if !defined(__STDC_NO_COMPLEX__)
+#define SHMEM_REDUCE_COMPLEX_TYPES(X, OP) \
+  X(double _Complex, complexd, OP) X(float _Complex, complexf, OP)
+#else
+#define SHMEM_REDUCE_COMPLEX_TYPES(X, OP)
+#endif
+#define SHMEM_REDUCE_ARITH_TYPES(X, OP) SHMEM_REDUCE_MINMAX_TYPES(X, OP) SHMEM_REDUCE_COMPLEX_TYPES(X, OP)
+
+/* Every team-based reduction: X(TYPE, TYPENAME, OP) for OP in and, or, xor, max, min,
+ * sum, prod. The scans (shmem_TYPENAME_sum_inscan / _exscan) use the sum list. */
+#define SHMEM_REDUCE_TABLE(X)                                                            \
+  SHMEM_REDUCE_BITWISE_TYPES(X, and) SHMEM_REDUCE_BITWISE_TYPES(X, or)                   \
+  SHMEM_REDUCE_BITWISE_TYPES(X, xor) SHMEM_REDUCE_MINMAX_TYPES(X, max)                   \
+  SHMEM_REDUCE_MINMAX_TYPES(X, min) SHMEM_REDUCE_ARITH_TYPES(X, sum)                     \
+  SHMEM_REDUCE_ARITH_TYPES(X, prod)
+
+/* Active-set reductions (shmem_TYPENAME_OP_to_all), table 11. */
+#define SHMEM_TO_ALL_BITWISE_TYPES(X, OP) \
+  X(short, short, OP) X(int, int, OP) X(long, long, OP) X(long long, longlong, OP)
+#define SHMEM_TO_ALL_MINMAX_TYPES(X, OP) \
+  SHMEM_TO_ALL_BITWISE_TYPES(X, OP) X(float, float, OP) X(double, double, OP) X(long double, longdouble, OP)
+#define SHMEM_TO_ALL_ARITH_TYPES(X, OP) SHMEM_TO_ALL_MINMAX_TYPES(X, OP) SHMEM_REDUCE_COMPLEX_TYPES(X, OP)
+#define SHMEM_TO_ALL_TABLE(X)                                                            \
+  SHMEM_TO_ALL_BITWISE_TYPES(X, and) SHMEM_TO_ALL_BITWISE_TYPES(X, or)                   \
+  SHMEM_TO_ALL_BITWISE_TYPES(X, xor) SHMEM_TO_ALL_MINMAX_TYPES(X, max)                   \
+  SHMEM_TO_ALL_MINMAX_TYPES(X, min) SHMEM_TO_ALL_ARITH_TYPES(X, sum)                     \
+  SHMEM_TO_ALL_ARITH_TYPES(X, prod)
+
+/* The reduction types a C11 _Generic / C++ overload can tell apart (fixed-width names are
+ * typedefs of basic types on LP64 Linux: int8_t..int64_t are signed char, short, int,
+ * long; the unsigned ones and size_t alias the unsigned basic types). */
+#define SHMEM_REDUCE_GENERIC_BITWISE_TYPES(X, OP)                                         \
+  X(unsigned char, uchar, OP) X(unsigned short, ushort, OP) X(unsigned int, uint, OP)     \
+  X(unsigned long, ulong, OP) X(unsigned long long, ulonglong, OP) X(int8_t, int8, OP)    \
+  X(int16_t, int16, OP) X(int32_t, int32, OP) X(int64_t, int64, OP)
+#define SHMEM_REDUCE_GENERIC_MINMAX_TYPES(X, OP)                                          \
+  X(char, char, OP) X(signed char, schar, OP) X(short, short, OP) X(int, int, OP)         \
+  X(long, long, OP) X(long long, longlong, OP) X(unsigned char, uchar, OP)                \
+  X(unsigned short, ushort, OP) X(unsigned int, uint, OP) X(unsigned long, ulong, OP)     \
+  X(unsigned long long, ulonglong, OP) X(float, float, OP) X(double, double, OP)          \
+  X(long double, longdouble, OP)
+#define SHMEM_REDUCE_GENERIC_ARITH_TYPES(X, OP) \
+  SHMEM_REDUCE_GENERIC_MINMAX_TYPES(X, OP) SHMEM_REDUCE_COMPLEX_TYPES(X, OP)
+
 #endif

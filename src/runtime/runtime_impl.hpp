@@ -30,6 +30,9 @@ enum class ErrorMode { kThrow, kExitJob };
 
 enum class AllocOp : uint32_t { kMalloc = 1, kCalloc, kAlign, kRealloc, kFree };
 
+// Team state of an instance; defined and deleted by the team layer (src/team).
+class TeamRegistry;
+
 struct Runtime::Impl {
   Impl(const InitOptions& opts, ErrorMode mode);
   ~Impl();
@@ -139,6 +142,8 @@ struct Runtime::Impl {
   uint32_t world_epoch_ = 0;
   uint64_t alloc_seq_ = 0;
   bool finalized_ = false;
+  // Created by the team layer on first use; destroyed before the heap (declared after it).
+  std::unique_ptr<TeamRegistry, void (*)(TeamRegistry*)> teams_{nullptr, nullptr};
 };
 
 }  // namespace symmem

@@ -1,0 +1,272 @@
+// Collective algorithms for PEs that load and store each other's memory directly.
+//
+// Two shapes, chosen per call from the message size and the group's scratch:
+//  - staged (small): each member copies its contribution into its own scratch slot, the
+//    group synchronises once, and every member reads what it needs from its peers'
+//    scratch. The caller's source is free again before the sync, so no second sync is
+//    needed; scratch parity alternates with the sync epoch (a member refills a parity only
+//    after the next sync, which its peers enter only once done reading it).
+//  - direct (large): sync (every source is ready), every member copies straight out of its
+//    peers' source buffers into its own dest (one memcpy per peer block, bandwidth-bound),
+//    sync (nobody still reads my source). Reductions reduce-scatter (member i reduces slice
+//    i from every source, in PE order), sync, then all-gather the slices.
+// Reductions and scans always combine operands in member order 0, 1, ..., n-1, so every
+// member of every run computes the same bits whichever shape ran.
+#include "coll/coll.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "common/wait.hpp"
+
+namespace symmem::coll {
+namespace {
+
+constexpr size_t kChunkBytes = 4096;  // reduced at a time in an L1-resident buffer
+
+const char* cp(const void* p) { return static_cast<const char*>(p); }
+char* mp(void* p) { return static_cast<char*>(p); }
+
+void move_local(void* dest, const void* src, size_t bytes) {
+  if (dest != src && bytes) std::memmove(dest, src, bytes);
+}
+
+// Member i's slice of n elements, in whole cache lines where the element size allows.
+void slice(size_t n, size_t es, int parts, int i, size_t* lo, size_t* hi) {
+  size_t line = es < 64 && 64 % es == 0 ? 64 / es : 1;
+  size_t q = (n + size_t(parts) - 1) / size_t(parts);
+  q = (q + line - 1) / line * line;
+  *lo = std::min(n, q * size_t(i));
+  *hi = std::min(n, *lo + q);
+}
+
+// out[lo..hi) = src_0 OP src_1 OP ... OP src_last over [lo, hi) elements, read from the
+// members' buffers at symmetric address `src`. `out` may be any member's source (in place).
+void reduce_range(Group& g, void* out, const void* src, size_t lo, size_t hi, size_t es, ReduceFn fn, int last) {
+  alignas(64) char tmp[kChunkBytes];
+  size_t step = std::max<size_t>(1, kChunkBytes / es);
+  for (size_t a = lo; a < hi; a += step) {
+    size_t m = std::min(step, hi - a);
+    std::memcpy(tmp, cp(g.at(src, 0)) + a * es, m * es);
+    for (int i = 1; i <= last; ++i) fn(tmp, cp(g.at(src, i)) + a * es, m);
+    std::memcpy(mp(out) + a * es, tmp, m * es);
+  }
+}
+
+}  // namespace
+
+void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets) {
+  const int me = g.me();
+  if (bytes == 0) return;
+  if (g.size() == 1) {
+    if (root_gets) move_local(dest, src, bytes);
+    return;
+  }
+  if (bytes <= g.scratch_bytes()) {
+    unsigned par = g.next_parity();
+    if (me == root) std::memcpy(g.scratch(me, par), src, bytes);
+    g.sync();
+    if (me != root) std::memcpy(dest, g.scratch(root, par), bytes);
+    else if (root_gets) move_local(dest, src, bytes);
+    return;
+  }
+  g.sync();
+  if (me != root) std::memcpy(dest, g.at(src, root), bytes);
+  else if (root_gets) move_local(dest, src, bytes);
+  g.sync();
+}
+
+void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
+  const int n = g.size(), me = g.me();
+  if (bytes == 0) return;
+  if (n == 1) return move_local(dest, src, bytes);
+  if (bytes <= g.scratch_bytes()) {
+    unsigned par = g.next_parity();
+    std::memcpy(g.scratch(me, par), src, bytes);
+    g.sync();
+    for (int k = 0; k < n; ++k) {
+      int i = (me + k) % n;
+      std::memcpy(mp(dest) + size_t(i) * bytes, i == me ? src : g.scratch(i, par), bytes);
+    }
+    return;
+  }
+  g.sync();
+  for (int k = 0; k < n; ++k) {
+    int i = (me + k) % n;  // members start on different peers
+    std::memcpy(mp(dest) + size_t(i) * bytes, g.at(src, i), bytes);
+  }
+  g.sync();
+}
+
+void collect(Group& g, void* dest, const void* src, size_t bytes) {
+  const int n = g.size(), me = g.me();
+  if (n == 1) return move_local(dest, src, bytes);
+  const size_t sb = g.scratch_bytes();
+  auto staged = [&](uint64_t b) { return sb > 0 && b <= sb; };
+  unsigned par = g.next_parity();
+  __atomic_store_n(g.size_word(me, par), uint64_t(bytes), __ATOMIC_RELAXED);
+  if (staged(bytes) && bytes) std::memcpy(g.scratch(me, par), src, bytes);
+  g.sync();
+  bool any_direct = false;
+  size_t off = 0;
+  for (int i = 0; i < n; ++i) {
+    uint64_t b = __atomic_load_n(g.size_word(i, par), __ATOMIC_RELAXED);
+    if (!staged(b)) any_direct = true;
+    if (b) std::memcpy(mp(dest) + off, i == me ? src : staged(b) ? g.scratch(i, par) : g.at(src, i), b);
+    off += b;
+  }
+  if (any_direct) g.sync();  // the same decision on every member: all read the same sizes
+  g.collect_done();
+}
+
+void alltoall(Group& g, void* dest, const void* src, size_t block) {
+  const int n = g.size(), me = g.me();
+  if (block == 0) return;
+  if (n == 1) return move_local(dest, src, block);
+  size_t total = block * size_t(n);
+  if (total <= g.scratch_bytes()) {
+    unsigned par = g.next_parity();
+    std::memcpy(g.scratch(me, par), src, total);
+    g.sync();
+    for (int k = 0; k < n; ++k) {
+      int i = (me + k) % n;
+      std::memcpy(mp(dest) + size_t(i) * block, (i == me ? cp(src) : g.scratch(i, par)) + size_t(me) * block,
+                  block);
+    }
+    return;
+  }
+  g.sync();
+  for (int k = 0; k < n; ++k) {
+    int i = (me + k) % n;
+    std::memcpy(mp(dest) + size_t(i) * block, cp(g.at(src, i)) + size_t(me) * block, block);
+  }
+  g.sync();
+}
+
+void alltoalls(Group& g, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es) {
+  const int n = g.size(), me = g.me();
+  if (nelems == 0) return;
+  if (n > 1) g.sync();
+  for (int k = 0; k < n; ++k) {
+    int i = (me + k) % n;
+    const char* s = cp(g.at(src, i)) + size_t(me) * nelems * size_t(sst) * es;
+    char* d = mp(dest) + size_t(i) * nelems * size_t(dst) * es;
+    for (size_t e = 0; e < nelems; ++e) std::memcpy(d + e * size_t(dst) * es, s + e * size_t(sst) * es, es);
+  }
+  if (n > 1) g.sync();
+}
+
+void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
+  const int size = g.size(), me = g.me();
+  const size_t bytes = n * es;
+  if (n == 0) return;
+  if (size == 1) return move_local(dest, src, bytes);
+  if (bytes <= g.scratch_bytes()) {
+    unsigned par = g.next_parity();
+    std::memcpy(g.scratch(me, par), src, bytes);
+    g.sync();
+    // dest is read by nobody else and may be my source (already staged).
+    std::memcpy(dest, g.scratch(0, par), bytes);
+    for (int i = 1; i < size; ++i) fn(dest, g.scratch(i, par), n);
+    return;
+  }
+  // Reduce-scatter: slice `me` of my dest from every member's source. In place, slice
+  // `me` of my source is read only by me, before I overwrite it chunk by chunk.
+  g.sync();
+  size_t lo, hi;
+  slice(n, es, size, me, &lo, &hi);
+  reduce_range(g, dest, src, lo, hi, es, fn, size - 1);
+  g.sync();
+  // All-gather: the other slices from their owners' dest (in place, my copies of those
+  // slices were read by their owners before the sync).
+  for (int k = 1; k < size; ++k) {
+    int i = (me + k) % size;
+    slice(n, es, size, i, &lo, &hi);
+    if (hi > lo) std::memcpy(mp(dest) + lo * es, cp(g.at(static_cast<const void*>(dest), i)) + lo * es, (hi - lo) * es);
+  }
+  g.sync();
+}
+
+void scan(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn, bool inclusive) {
+  const int size = g.size(), me = g.me();
+  const size_t bytes = n * es;
+  const int last = inclusive ? me : me - 1;  // operands 0..last
+  if (n == 0) return;
+  if (size == 1) {
+    if (inclusive) move_local(dest, src, bytes);
+    else std::memset(dest, 0, bytes);
+    return;
+  }
+  if (bytes <= g.scratch_bytes()) {
+    unsigned par = g.next_parity();
+    std::memcpy(g.scratch(me, par), src, bytes);
+    g.sync();
+    if (last < 0) {
+      std::memset(dest, 0, bytes);
+      return;
+    }
+    std::memcpy(dest, g.scratch(0, par), bytes);
+    for (int i = 1; i <= last; ++i) fn(dest, g.scratch(i, par), n);
+    return;
+  }
+  // Direct: members after me still read my source until the closing sync, so an in-place
+  // scan computes into a private buffer first.
+  const bool in_place = dest == src;
+  std::vector<char> buf(in_place ? bytes : 0);
+  void* out = in_place ? static_cast<void*>(buf.data()) : dest;
+  g.sync();
+  if (last >= 0) reduce_range(g, out, src, 0, n, es, fn, last);
+  else if (!in_place) std::memset(dest, 0, bytes);
+  g.sync();
+  if (in_place) {
+    if (last >= 0) std::memcpy(dest, buf.data(), bytes);
+    else std::memset(dest, 0, bytes);
+  }
+}
+
+// ---------------------------------------------------------------- active sets
+
+namespace {
+
+// Long r of a pSync array: low half counts tokens, high half counts sleepers (little-endian).
+uint32_t* tokens(long* w) { return reinterpret_cast<uint32_t*>(w); }
+std::atomic<uint32_t>* as_atomic(uint32_t* p) { return reinterpret_cast<std::atomic<uint32_t>*>(p); }
+
+void post_token(long* w) {
+  uint32_t* t = tokens(w);
+  __atomic_fetch_add(t, 1u, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(t + 1, __ATOMIC_SEQ_CST) != 0) futex_wake_shared(as_atomic(t));
+}
+
+void take_token(long* w, const WaitPolicy& policy) {
+  uint32_t* t = tokens(w);
+  if (__atomic_load_n(t, __ATOMIC_ACQUIRE) == 0) {
+    Backoff b(policy);
+    while (__atomic_load_n(t, __ATOMIC_ACQUIRE) == 0) {
+      if (!b.sleeping()) {
+        b.pause();
+        continue;
+      }
+      __atomic_fetch_add(t + 1, 1u, __ATOMIC_SEQ_CST);  // announce, then look once more
+      if (__atomic_load_n(t, __ATOMIC_SEQ_CST) == 0) b.pause_on(as_atomic(t), 0);
+      __atomic_fetch_sub(t + 1, 1u, __ATOMIC_SEQ_CST);
+    }
+  }
+  __atomic_fetch_sub(t, 1u, __ATOMIC_ACQ_REL);
+}
+
+}  // namespace
+
+// Dissemination barrier with counting tokens instead of epochs: round r posts one token to
+// member me + 2^r and takes one from its own word. Tokens are consumed in the order they
+// were posted, so back-to-back barriers on one pSync need no reset, and every word is back
+// to SHMEM_SYNC_VALUE (0) once all members have left.
+void PsyncGroup::sync() {
+  for (int r = 0, dist = 1; dist < size_; ++r, dist <<= 1) {
+    post_token(at(psync_ + r, (me_ + dist) % size_));
+    take_token(psync_ + r, rt_->wait_);
+  }
+}
+
+}  // namespace symmem::coll

@@ -1,0 +1,95 @@
+// The collective engine: type-erased algorithms (bytes, element size, reduction kernel)
+// over a Group, the PEs that run one collective. Teams and active sets (pSync) are both
+// Groups; they differ in how they synchronise and in whether they own scratch space.
+// Algorithms and their crossovers: docs/collectives.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <atomic>
+
+#include "runtime/runtime_impl.hpp"
+#include "team/team.hpp"
+
+namespace symmem::coll {
+
+// acc[i] = acc[i] OP in[i] for i < n elements.
+using ReduceFn = void (*)(void* acc, const void* in, size_t n);
+
+class Group {
+ public:
+  Group(Runtime::Impl* rt, int start, int stride, int size, int me)
+      : rt_(rt), start_(start), stride_(stride), size_(size), me_(me) {}
+  virtual ~Group() = default;
+  Runtime::Impl* rt() const { return rt_; }
+  int size() const { return size_; }
+  int me() const { return me_; }
+  int world_pe(int i) const { return start_ + i * stride_; }
+  // `addr` (a symmetric address) as seen in group member i's heap.
+  template <class T>
+  T* at(T* addr, int i) const {
+    return reinterpret_cast<T*>(
+        reinterpret_cast<uintptr_t>(addr) + (int64_t(world_pe(i)) - rt_->rank_) * int64_t(rt_->heap_size_));
+  }
+
+  // Every member has arrived (no memory completion beyond the CPU's ordering).
+  virtual void sync() = 0;
+  // Per-member scratch of scratch_bytes() for the collective that ends with the next
+  // sync(): filled by its owner before that sync, read by the others after it. Groups
+  // without scratch return nullptr / 0.
+  virtual size_t scratch_bytes() const { return 0; }
+  virtual char* scratch(int /*i*/, unsigned /*parity*/) const { return nullptr; }
+  virtual unsigned next_parity() const { return 0; }
+  // A 64-bit word per member for collect's sizes: written by its owner before the next
+  // sync, read by the others after it.
+  virtual uint64_t* size_word(int i, unsigned parity) const = 0;
+  // Called after the last sync of a collect (active sets restore pSync).
+  virtual void collect_done() {}
+
+ protected:
+  Runtime::Impl* rt_;
+  int start_, stride_, size_, me_;
+};
+
+class TeamGroup final : public Group {
+ public:
+  explicit TeamGroup(Team* t) : Group(t->rt, t->start, t->stride, t->size, t->me), t_(t) {}
+  void sync() override { t_->sync(); }
+  size_t scratch_bytes() const override { return kTeamScratchBytes; }
+  char* scratch(int i, unsigned parity) const override { return t_->slot_of(world_pe(i))->scratch[parity]; }
+  unsigned next_parity() const override { return t_->next_parity(); }
+  uint64_t* size_word(int i, unsigned parity) const override {
+    return &t_->slot_of(world_pe(i))->collect_size[parity];
+  }
+
+ private:
+  Team* t_;
+};
+
+// An active set of the deprecated API, synchronised through the caller's pSync array
+// (SHMEM_SYNC_SIZE longs): longs 0..31 are counting-semaphore tokens of a dissemination
+// barrier (low half: tokens, high half: sleepers), long 32 carries collect's size.
+class PsyncGroup final : public Group {
+ public:
+  PsyncGroup(Runtime::Impl* rt, int start, int stride, int size, int me, long* psync)
+      : Group(rt, start, stride, size, me), psync_(psync) {}
+  void sync() override;
+  uint64_t* size_word(int i, unsigned) const override { return reinterpret_cast<uint64_t*>(at(psync_ + 32, i)); }
+  void collect_done() override { __atomic_store_n(psync_ + 32, 0L, __ATOMIC_RELAXED); }
+
+ private:
+  long* psync_;
+};
+
+// ---- algorithms (every member calls with the same arguments, except collect's bytes) ----
+// root_gets: the root's dest receives the data too (team form; the active-set form leaves it).
+void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets);
+void fcollect(Group& g, void* dest, const void* src, size_t bytes);
+void collect(Group& g, void* dest, const void* src, size_t bytes);
+void alltoall(Group& g, void* dest, const void* src, size_t block_bytes);
+// Element k of block j: source + (j*nelems + k)*sst elements -> dest + (i*nelems + k)*dst on j.
+void alltoalls(Group& g, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es);
+void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn);
+void scan(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn, bool inclusive);
+
+}  // namespace symmem::coll

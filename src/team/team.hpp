@@ -1,0 +1,106 @@
+// Teams: ordered sets of PEs, each an arithmetic progression of world PEs
+// (start + i*stride, i < size), with their own synchronisation state and collective
+// scratch in a fixed slot of every member's metadata region.
+//
+// Slots. The metadata arena (from kMetaArenaStart) is cut into TeamSlots; slot 0 is the
+// world's, slot 1 the shared (node) team's. A split picks, for each new team, the lowest
+// slot that is free on every one of its members: each parent member publishes its used-slot
+// mask in the parent's slot, the parent synchronises, and every member reads its future
+// teammates' masks, so all of them pick the same slot without a further exchange. Members
+// then zero the slot's sync words and the parent synchronises again before the team is
+// used. Destroy synchronises the team (no member writes into the slot afterwards) and
+// frees the slot locally.
+//
+// The registry (one per Runtime::Impl) is owned by the runtime through an opaque pointer
+// whose deleter lives here, so the runtime never includes team headers.
+#pragma once
+
+#include <cstddef>
+#include <bit>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/meta.hpp"
+#include "runtime/runtime_impl.hpp"
+
+namespace symmem {
+
+inline constexpr int kMaxTeams = 64;               // one bit each in a uint64_t mask
+inline constexpr size_t kTeamScratchBytes = 8192;  // per PE, per sync parity
+inline constexpr int kWorldSlot = 0, kSharedSlot = 1;
+
+// One team's state on one PE, at the same metadata offset on every member. Fields indexed
+// by [parity] belong to the collective that ends with the team's sync of that epoch parity;
+// a member reuses a parity only after the next sync, which every other member enters only
+// once it has finished reading the previous use (see docs/collectives.md).
+struct TeamSlot {
+  SyncState sync;                       // unused for the world (MetaFixed::world_sync)
+  alignas(64) uint64_t collect_size[2];  // collect: this PE's contribution in bytes
+  uint64_t used_mask[2];                 // split: this PE's used slots
+  uint32_t split_ok[2];                  // split: this PE got a slot for its new team
+  alignas(64) char scratch[2][kTeamScratchBytes];
+};
+
+struct Team {
+  Runtime::Impl* rt = nullptr;
+  int start = 0, stride = 1, size = 1;  // world PEs
+  int me = -1;                          // this PE's number in the team
+  int slot = -1;
+  uint64_t slot_off = 0;   // metadata offset of the TeamSlot
+  uint64_t sync_off = 0;   // metadata offset of the SyncState strided_sync uses
+  uint32_t* epoch = nullptr;  // syncs done on this team by this PE
+  uint32_t own_epoch = 0;
+  int num_contexts = 0;
+  bool predefined = false;
+
+  int world_pe(int i) const { return start + i * stride; }
+  // Team PE number of world PE `w`, or -1 if it is not a member.
+  int index_of(int w) const {
+    if (stride == 0) return w == start ? 0 : -1;
+    int d = w - start;
+    if (d % stride != 0) return -1;
+    int i = d / stride;
+    return i >= 0 && i < size ? i : -1;
+  }
+  TeamSlot* slot_of(int world) const { return reinterpret_cast<TeamSlot*>(rt->meta_bytes(world) + slot_off); }
+  // Parity of the next sync: the collective buffers a call fills before that sync.
+  unsigned next_parity() const { return (*epoch + 1) & 1u; }
+  void sync() { rt->strided_sync(start, stride, size, sync_off, epoch); }
+};
+
+class TeamRegistry {
+ public:
+  explicit TeamRegistry(Runtime::Impl* rt);
+  ~TeamRegistry();
+  Team* world() { return world_.get(); }
+  Team* shared() { return shared_.get(); }
+  int max_teams() const { return max_slots_; }
+  int live_teams() const { return int(std::popcount(used_)); }
+
+  // Collective over `parent`. Every parent member passes its own new team as a triplet of
+  // parent PE numbers (members of one new team pass the same triplet); `member` is false on
+  // PEs that join no team. On success *out is the new team (nullptr for non-members) on
+  // every PE and the result is 0; if any PE could not get a slot, nonzero everywhere.
+  int split(Team* parent, int start, int stride, int size, bool member, int num_contexts, Team** out,
+            const char* call);
+  void destroy(Team* t);
+  // Frees a team no member has used yet (a split that failed elsewhere); no communication.
+  void discard(Team* t);
+
+ private:
+  Runtime::Impl* rt_;
+  int max_slots_ = 0;
+  uint64_t used_ = 0;
+  std::unique_ptr<Team> world_, shared_;
+  std::vector<std::unique_ptr<Team>> live_;
+};
+
+// The registry of `rt`, created on first use (no communication: the predefined teams'
+// slots are fixed and the metadata region starts zeroed).
+TeamRegistry& teams(Runtime::Impl& rt);
+
+// Checks a split_strided triplet against a parent of `n` PEs; fills `why` when invalid.
+bool valid_triplet(int n, int start, int stride, int size, char* why, size_t why_len);
+
+}  // namespace symmem
