@@ -41,7 +41,7 @@ enum {
 static double *wrk;
 static long *psync[2];
 static long calls;
-static long *next_psync(void) { return psync[calls++ & 1]; }
+static inline long *next_psync(void) { return psync[calls++ & 1]; }
 #else
 #define BENCH_ACTIVE_SET 0
 #endif
