@@ -123,6 +123,7 @@ run() {
   local t0 rc=0 status
   t0=$(date +%s%N)
   echo "compare.sh: $name (load $(loadavg))"
+  # symmem-run gets 5 s less, so that its own timeout (exit 124, cleanup) fires first
   timeout -k 5 "$run_timeout" "$@" >"$runs/$name.out" 2>"$runs/$name.err" </dev/null || rc=$?
   local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
   if [ $rc = 124 ] || [ $rc = 137 ]; then status=timeout
@@ -162,7 +163,7 @@ mpi=(mpirun --allow-run-as-root --oversubscribe)
 run limit start limits 1 "$b/bench_limits" $bench_args
 for n in $npes_list; do
   for kind in p2p coll; do
-    run symmem default $kind "$n" "$symmem_run" -n "$n" --timeout "$run_timeout" "$b/bench_$kind" $bench_args
+    run symmem default $kind "$n" "$symmem_run" -n "$n" --timeout $((run_timeout - 5)) "$b/bench_$kind" $bench_args
     if [ $have_oshmem = 1 ]; then
       run oshmem default $kind "$n" "${osh[@]}" -np "$n" "$b/oshmem_$kind" $bench_args
       if [ $kind = coll ]; then
