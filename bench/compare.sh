@@ -100,14 +100,17 @@ loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 {
   echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "mode=$([ $quick = 1 ] && echo quick || echo full)"
-  echo "cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+  lsc() { lscpu | sed -n "s/^$1: *//p" | head -1; }
+  echo "cpu=$(lsc 'Model name') (family $(lsc 'CPU family'), model $(lsc Model))$(
+    h=$(lsc 'Hypervisor vendor'); [ -n "$h" ] && echo ", virtual machine ($h)")"
+  echo "caches=L1d $(lsc 'L1d cache'), L2 $(lsc 'L2 cache'), L3 $(lsc 'L3 cache')"
   echo "cores=$(nproc) online ($(lscpu | sed -n 's/^Thread(s) per core: *//p') thread(s) per core)"
   echo "memory=$(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
   echo "kernel=$(uname -r)"
   echo "symmem=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src include bench 2>/dev/null || echo '+local changes')"
   echo "compiler=$(cc --version | head -1)"
   echo "openmpi=$( (ompi_info --version 2>/dev/null || echo 'not installed') | head -1)"
-  echo "python=$(/usr/bin/python3 -c 'import matplotlib, sys; print(sys.version.split()[0], "matplotlib", matplotlib.__version__)' 2>/dev/null || echo none)"
+  echo "python=$(/usr/bin/python3 -c 'import matplotlib, sys; print("Python", sys.version.split()[0] + ", matplotlib", matplotlib.__version__)' 2>/dev/null || echo none)"
   echo "npes=$npes_list"
   echo "timeout=$run_timeout"
   echo "args=$bench_args"

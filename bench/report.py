@@ -456,7 +456,7 @@ def page(d, made):
              "one invocation; rerun the command to reproduce it on your machine.\n")
     L.append("## Machine and versions\n")
     L.append("| | |\n|---|---|")
-    for k, label in [("cpu", "CPU"), ("cores", "cores"), ("memory", "memory"), ("kernel", "kernel"),
+    for k, label in [("cpu", "CPU"), ("caches", "caches"), ("cores", "cores"), ("memory", "memory"), ("kernel", "kernel"),
                      ("symmem", "symmem (git)"), ("openmpi", "Open MPI (OSHMEM and MPI)"),
                      ("compiler", "compiler"), ("python", "plots"), ("npes", "PE counts"),
                      ("args", "benchmark arguments"), ("timeout", "time limit per run (s)"),
@@ -486,7 +486,8 @@ def page(d, made):
   way), and `memcpy` at each size with one stream and with two concurrent streams on the
   two cores. They are given for 2 PEs only: with more PEs than cores there
   is no clean hardware bound. The limit column says which one each table uses.
-- **Values** are medians over samples after a warm-up; a sample lasts about 10 ms (fewer
+- **Values** are medians over samples after a warm-up; a sample lasts about 10 ms
+  (`--target-ms`; see the benchmark arguments above) (fewer
   samples when one operation takes longer than that, as when a busy-waiting library runs
   oversubscribed). Collective times are the slowest PE's. At N > 2 PEs the point-to-point
   benchmarks run N/2 pairs at once and report PE 0's pair. Every result was validated
