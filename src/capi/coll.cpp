@@ -45,7 +45,7 @@ coll::PsyncGroup active_set(Impl* r, const char* call, int start, int log_stride
   if (d < 0 || d % stride != 0 || d / stride >= size)
     r->fail(kBad, call, "this PE is not in the active set (PE_start %d, logPE_stride %d, PE_size %d)", start,
             log_stride, size);
-  if (!psync || !r->in_heap(psync)) r->fail(kBad, call, "pSync %p is not a symmetric address", static_cast<void*>(psync));
+  if (!psync) r->fail(kBad, call, "pSync is NULL");
   check_sym(r, call, psync, SHMEM_SYNC_SIZE * sizeof(long));
   return coll::PsyncGroup(r, start, stride, size, d / stride, psync);
 }
@@ -65,7 +65,7 @@ int team_broadcast(const char* call, shmem_team_t team, void* d, const void* s, 
 int team_collect(const char* call, shmem_team_t team, void* d, const void* s, size_t bytes) {
   return on_team(call, team, [&](Impl* r, coll::Group& g) {
     check_sym(r, call, s, bytes);
-    if (!r->in_heap(d)) check_sym(r, call, d, 1);
+    check_sym(r, call, d, 1);
     coll::collect(g, d, s, bytes);
   });
 }
@@ -132,7 +132,7 @@ void as_collect(const char* call, void* d, const void* s, size_t bytes, int star
     check_sym(r, call, d, bytes * size_t(size));
     coll::fcollect(g, d, s, bytes);
   } else {
-    if (!r->in_heap(d)) check_sym(r, call, d, 1);
+    check_sym(r, call, d, 1);
     coll::collect(g, d, s, bytes);
   }
 }

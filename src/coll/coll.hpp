@@ -25,11 +25,11 @@ class Group {
   int size() const { return size_; }
   int me() const { return me_; }
   int world_pe(int i) const { return start_ + i * stride_; }
-  // `addr` (a symmetric address) as seen in group member i's heap.
+  // `addr` (a symmetric address: heap or static data, checked by the caller) as seen in
+  // group member i's copy.
   template <class T>
   T* at(T* addr, int i) const {
-    return reinterpret_cast<T*>(
-        reinterpret_cast<uintptr_t>(addr) + (int64_t(world_pe(i)) - rt_->rank_) * int64_t(rt_->heap_size_));
+    return reinterpret_cast<T*>(rt_->translate("collective", addr, 0, world_pe(i)));
   }
 
   // Every member has arrived (no memory completion beyond the CPU's ordering).
