@@ -170,6 +170,10 @@ uint32_t Runtime::Impl::add_word(WaitWord* word, uint32_t delta) {
 // a context switch, so a central counter wins: each PE adds to the root's arrival word and
 // sleeps once on its release word; the last to arrive releases everyone with one wake.
 void Runtime::Impl::strided_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch) {
+  // shmem_sync: this PE's earlier stores are visible to the others once they leave the
+  // sync, non-temporal ones included (the notify below is a locked instruction, which
+  // orders only ordinary stores for certain).
+  shm::fence();
   if (size <= 1) return;
   uint32_t e = ++*epoch;
   int me = (rank_ - start) / stride;
