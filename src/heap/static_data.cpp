@@ -1,5 +1,6 @@
 #include "heap/static_data.hpp"
 
+#include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
@@ -119,6 +120,16 @@ bool make_private(uintptr_t start, uint64_t size) {
   return true;
 }
 
+int count_threads() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    closedir(d);
+  }
+  return n;
+}
+
 }  // namespace
 
 std::string static_object_name(const std::string& job_id, int instance, int rank) {
@@ -230,6 +241,9 @@ Status StaticData::share(const StaticParams& p) {
     return Status(Errc::kNoMemory, "/dev/shm cannot hold the program's " + format_size(seg_.size) +
                                        " of global variables (" + std::strerror(e) +
                                        "); free space in /dev/shm or set SYMMEM_STATIC_DATA=0");
+  if (int t = count_threads(); t > 1)
+    log_pe(LogLevel::kInfo, p.rank, "static data: %d threads are running while the program's globals move into "
+           "shared memory; a store another thread makes to a global during the move is lost (docs/static-data.md)", t);
   void* tmp = mmap(nullptr, seg_.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (tmp == MAP_FAILED) return errno_status(Errc::kIo, "mmap(" + path + ")", errno);
   // From the copy to the move, nothing may write the range (another thread of this
