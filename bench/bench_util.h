@@ -62,10 +62,10 @@ static inline size_t bench_parse_size(const char *s, char **end) {
   return v;
 }
 
-/* Default sizes: 8 B .. 16 MiB in steps of 8x, plus 1 MiB and 4 MiB (sizes that the
+/* Default sizes: 8 B .. 256 KiB in steps of 8x, then 1 MiB and 16 MiB (the sizes that the
  * performance page quotes); the smoke run uses three small ones. */
 static inline void bench_parse(int argc, char **argv, bench_opts *o) {
-  static const size_t full[] = {8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20, 16 << 20};
+  static const size_t full[] = {8, 64, 512, 4096, 32768, 262144, 1 << 20, 16 << 20};
   static const size_t smoke[] = {8, 64, 4096};
   memset(o, 0, sizeof *o);
   o->samples = 7;
@@ -154,11 +154,11 @@ static inline long bench_iters_for(const bench_opts *o, double us_per_iter) {
 
 /* Samples for one value: the requested number, fewer (odd, at least 1) when one sample
  * would take so long (an oversubscribed, busy-waiting library) that they would last more
- * than 100 sample targets. */
+ * than 50 sample targets. */
 static inline int bench_samples_for(const bench_opts *o, double us_per_iter, long iters) {
   const double per_sample = us_per_iter * (double)iters;
-  if (per_sample * o->samples <= 100 * o->target_us) return o->samples;
-  int n = (int)(100 * o->target_us / per_sample);
+  if (per_sample * o->samples <= 50 * o->target_us) return o->samples;
+  int n = (int)(50 * o->target_us / per_sample);
   if (n < 1) return 1;
   return n % 2 ? n : n - 1;
 }

@@ -486,11 +486,11 @@ def page(d, made):
   way), and `memcpy` at each size with one stream and with two concurrent streams on the
   two cores. They are given for 2 PEs only: with more PEs than cores there
   is no clean hardware bound. The limit column says which one each table uses.
-- **Values** are medians over samples after a warm-up; a sample lasts about 10 ms
-  (`--target-ms`; see the benchmark arguments above) (fewer
-  samples when one operation takes longer than that, as when a busy-waiting library runs
-  oversubscribed). Collective times are the slowest PE's. At N > 2 PEs the point-to-point
-  benchmarks run N/2 pairs at once and report PE 0's pair. Every result was validated
+- **Values** are medians over 7 samples after a warm-up; a sample lasts about 10 ms
+  (`--target-ms`, `--samples`; see the benchmark arguments above), and there are fewer
+  samples (odd, at least one) when they would take more than half a second, as when a
+  busy-waiting library runs oversubscribed. Collective times are the slowest PE's. At
+  N > 2 PEs the point-to-point benchmarks run N/2 pairs at once and report PE 0's pair. Every result was validated
   while measured; a wrong one would show as WRONG and fail the run.
 - **Missing values**: `n/a` = the library does not declare that routine (yet); `timeout`,
   `crash` = that run ended so (nothing after it was measured); `†` = printed before the
