@@ -41,7 +41,7 @@ uintptr_t reserve(uintptr_t hint, uint64_t len) {
 
 // A kernel-chosen range, aligned to 1 GiB so that heaps start on huge-page boundaries.
 uintptr_t reserve_anywhere(uint64_t len) {
-  const uint64_t align = 1ull << 30;
+  const uint64_t align = SymmetricHeap::kBaseAlign;
   uintptr_t p = reserve(0, len + align);
   if (!p) return 0;
   uintptr_t a = round_up(p, align);

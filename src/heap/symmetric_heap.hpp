@@ -61,11 +61,13 @@ class SymmetricHeap {
   char* statics(int pe) const {
     return reinterpret_cast<char*>(base_ + uint64_t(npes_) * (heap_size_ + meta_size_) + uint64_t(pe) * static_size_);
   }
-  // Largest power of two that divides every PE's heap base G + p*H: the strongest
-  // alignment an offset can have on every PE at once.
+  // Largest power of two that divides every PE's heap base G + p*H in every run: G is
+  // chosen 1 GiB aligned (kBaseAlign; more only by chance, which must not change what a
+  // program may ask for), H a multiple of 2 MiB.
+  static constexpr uint64_t kBaseAlign = 1ull << 30;
   uint64_t max_alignment() const {
-    uint64_t g = base_ & -base_, h = heap_size_ & -heap_size_;
-    return g && g < h ? g : h;
+    uint64_t h = heap_size_ & -heap_size_;
+    return h < kBaseAlign ? h : kBaseAlign;
   }
 
   // Makes sure bytes [0, extent) of this PE's heap are backed by /dev/shm (fallocate in

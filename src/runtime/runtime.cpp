@@ -208,11 +208,14 @@ void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size,
   // The standard: a zero-sized malloc / calloc / align does nothing (not even the barrier).
   if (size == 0 && op != AllocOp::kRealloc) return nullptr;
   // Heaps start at G + p*H: a block is aligned to `align` on every PE only if G and H are.
-  if (align > heap_->max_alignment())
+  if (align > heap_->max_alignment()) {
+    std::string fix = align > SymmetricHeap::kBaseAlign
+                          ? "alignments above 1 GiB are not supported (the heap base is chosen 1 GiB aligned)"
+                          : "set SHMEM_SYMMETRIC_SIZE to a multiple of " + std::to_string(align);
     fail(Errc::kInvalidArgument, call, "alignment %zu is more than the symmetric heap can give on every PE (at most "
-         "%" PRIu64 ", the largest power of two dividing the heap size %s and the heap base); set "
-         "SHMEM_SYMMETRIC_SIZE to a multiple of %zu", align, heap_->max_alignment(),
-         format_size(heap_size_).c_str(), align);
+         "%" PRIu64 ", the largest power of two dividing both the heap size %s and 1 GiB); %s", align,
+         heap_->max_alignment(), format_size(heap_size_).c_str(), fix.c_str());
+  }
   if (op == AllocOp::kRealloc && old && !in_heap(old))
     fail(Errc::kInvalidArgument, call, "pointer %p is not a symmetric address", old);
   uint64_t old_off = old ? reinterpret_cast<uintptr_t>(old) - my_heap_ : 0;

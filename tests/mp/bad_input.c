@@ -37,6 +37,9 @@ int main(int argc, char** argv) {
   } else if (strcmp(c, "sigkill") == 0) {
     /* A PE dies hard in the middle of a job; the others are blocked in a barrier. */
     if (me == n - 1) raise(SIGKILL);
+  } else if (strcmp(c, "align-too-large") == 0) {
+    void* p = shmem_align((size_t)1 << 40, 64); /* more than G and H (16 GiB) share */
+    (void)p;
   } else if (strcmp(c, "after-finalize") == 0) {
     shmem_finalize();
     shmem_barrier_all();
