@@ -6,7 +6,9 @@
 // (shmem.h) uses a default one.
 //
 // Symmetric addresses. Every PE allocates the same sizes in the same order (allocation is
-// collective), so an object has the same address on every PE. Calls that target PE `pe`
+// collective), so an object has the same address on every PE. The global and static
+// variables of the executable are symmetric too (docs/static-data.md), owned by the first
+// Runtime of the process. Calls that target PE `pe`
 // take the *local* address of a symmetric object and act on `pe`'s copy of it.
 //
 // Completion and ordering (same as OpenSHMEM):
@@ -20,7 +22,8 @@
 //  - fence(): puts issued before it to a given PE are delivered before puts after it.
 //  - quiet(): every put, get and nbi operation this PE issued is complete.
 //  - barrier_all(): quiet() on every PE, then a synchronisation of all PEs. sync_all():
-//    synchronisation only.
+//    synchronisation, after which this PE's own earlier stores are visible to all; it
+//    does not complete puts. Details per call: docs/memory-model.md.
 // Errors: invalid arguments (PE out of range, address outside the symmetric heap) throw
 // symmem::Error; so do failures at construction. Thread safety: one thread per Runtime
 // at a time unless stated otherwise.

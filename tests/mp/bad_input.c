@@ -37,6 +37,9 @@ int main(int argc, char** argv) {
   } else if (strcmp(c, "sigkill") == 0) {
     /* A PE dies hard in the middle of a job; the others are blocked in a barrier. */
     if (me == n - 1) raise(SIGKILL);
+  } else if (strcmp(c, "static-off") == 0) { /* run with SYMMEM_STATIC_DATA=0 */
+    static long global;
+    if (me == 0) shmem_long_p(&global, 1, 1 % n);
   } else if (strcmp(c, "align-too-large") == 0) {
     void* p = shmem_align((size_t)1 << 40, 64); /* more than G and H (16 GiB) share */
     (void)p;
