@@ -37,6 +37,7 @@
 #include <type_traits>
 
 #include "symmem/error.hpp"
+#include "symmem/init.hpp"
 
 namespace symmem {
 
@@ -74,6 +75,9 @@ class SYMMEM_API Runtime {
   // Joins the job described by the environment (symmem-run, or a 1-PE job without a
   // launcher). Collective: every PE of the job constructs its Runtime. Throws Error.
   explicit Runtime(const InitOptions& opts = {});
+  // Joins the job the way `attr` says (symmem/init.hpp): the launcher's environment, a
+  // unique id, or MPI. Collective. Throws Error naming what is wrong and which PEs.
+  explicit Runtime(const InitAttr& attr);
   // Finalizes: a barrier with every PE, then the heap is unmapped. Collective.
   ~Runtime();
   Runtime(const Runtime&) = delete;

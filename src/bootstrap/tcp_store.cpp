@@ -84,6 +84,7 @@ class ServerImpl final : public TcpStoreServer {
     ::close(wake_fd_);
   }
   uint16_t port() const override { return port_; }
+  int connections() const override { return nconns_.load(); }
   void stop() override {
     std::lock_guard<std::mutex> lk(stop_mu_);
     if (!thread_.joinable()) return;
@@ -159,6 +160,7 @@ class ServerImpl final : public TcpStoreServer {
   std::thread thread_;
   std::mutex stop_mu_;
   std::atomic<bool> stop_{false};
+  std::atomic<int> nconns_{0};
   Deadline listen_paused_until_{};
 
   // Everything below is touched by the server thread only.
@@ -267,6 +269,7 @@ void ServerImpl::accept_all() {
     c->hello_deadline = deadline_after(kHelloTimeoutS);
     SYMMEM_LOG(kDebug, "store: connection from %s", c->ch->peer().c_str());
     conns_.emplace(next_id_++, std::move(c));
+    nconns_.store(static_cast<int>(conns_.size()));
   }
 }
 
@@ -625,6 +628,7 @@ void ServerImpl::reap() {
     if (it->second->pending) drop_pending(it->second->pending);
     it = conns_.erase(it);
   }
+  nconns_.store(static_cast<int>(conns_.size()));
 }
 
 // ------------------------------------------------------------------------------------------

@@ -33,6 +33,8 @@ class TcpStoreServer {
   virtual ~TcpStoreServer() = default;
   virtual uint16_t port() const = 0;
   virtual void stop() = 0;
+  // Connections open now (for a host that waits for its clients to leave).
+  virtual int connections() const = 0;
 };
 
 class TcpStoreClient : public Store {

@@ -6,7 +6,8 @@
 
 namespace symmem::capi {
 
-extern Runtime::Impl* g_default;
+extern Runtime::Impl* g_default;  // the selected instance (init.cpp keeps them all)
+extern bool g_finalized;          // for the message of a call after shmem_finalize
 
 [[noreturn]] void not_initialized(const char* call);
 

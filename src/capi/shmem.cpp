@@ -13,7 +13,7 @@
 namespace symmem::capi {
 
 Runtime::Impl* g_default = nullptr;
-static bool g_finalized = false;
+bool g_finalized = false;
 
 void not_initialized(const char* call) {
   log_pe(LogLevel::kError, log_pe_default(), "%s: called %s; the OpenSHMEM library is not initialized", call,
@@ -28,27 +28,7 @@ using symmem::capi::rt;
 
 extern "C" {
 
-void shmem_init(void) {
-  using namespace symmem;
-  if (capi::g_default) return;  // already initialised: the standard allows repeated calls
-  try {
-    capi::g_default = new Runtime::Impl(InitOptions{}, ErrorMode::kExitJob);
-    capi::g_finalized = false;
-  } catch (const std::exception& e) {  // nothing throws across the C boundary
-    log(LogLevel::kError, "shmem_init: %s", e.what());
-    _exit(1);
-  }
-}
-
-void shmem_finalize(void) {
-  using namespace symmem;
-  Runtime::Impl* r = rt("shmem_finalize");
-  r->barrier_all();
-  r->finalized_ = true;
-  delete r;
-  capi::g_default = nullptr;
-  capi::g_finalized = true;
-}
+// shmem_init and shmem_finalize are in init.cpp, with the other init calls.
 
 void shmem_global_exit(int status) { rt("shmem_global_exit")->global_exit(status); }
 int shmem_my_pe(void) { return rt("shmem_my_pe")->rank_; }

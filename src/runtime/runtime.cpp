@@ -26,92 +26,9 @@ const char* alloc_op_name(uint32_t op) {
   return "?";
 }
 
-// Spinning only pays when the peer we wait for can run at the same time; with more PEs
-// than cores, spin briefly and give the core away.
-WaitPolicy make_wait_policy(const Config& c, int local_pes) {
-  WaitPolicy w;
-  unsigned cores = std::thread::hardware_concurrency();
-  bool oversubscribed = cores && unsigned(local_pes) > cores;
-  // A pause costs 10-100 ns depending on the CPU (85 ns on the EPYC we test on), so 1000
-  // polls spin well under 0.1 ms: long enough to catch a peer that is running, short enough
-  // not to burn a time slice when the machine is loaded by other work.
-  w.spin = c.wait_spin >= 0 ? int(c.wait_spin) : (oversubscribed ? 16 : 1000);
-  w.yield = c.wait_yield >= 0 ? int(c.wait_yield) : (oversubscribed ? 16 : 64);
-  w.max_sleep_us = int(c.wait_max_sleep_us > 0 ? c.wait_max_sleep_us : 1000);
-  return w;
-}
-
 }  // namespace
 
-Runtime::Impl::Impl(const InitOptions& opts, ErrorMode mode) : mode_(mode) {
-  auto cfg = Config::from_env();
-  if (!cfg.ok()) fail(cfg.status().code(), "init", "%s", cfg.status().message().c_str());
-  cfg_ = *cfg;
-  LogLevel lvl;
-  if (cfg_.debug) set_log_level(LogLevel::kDebug);
-  else if (parse_log_level(cfg_.log_level.c_str(), &lvl)) set_log_level(lvl);
-  auto env = LaunchEnv::from_env();
-  if (!env.ok()) fail(env.status().code(), "init", "%s", env.status().message().c_str());
-  env_ = *env;
-  rank_ = env_.rank;
-  npes_ = env_.npes;
-  set_log_pe(rank_);
-  if (!env_.from_launcher) log_pe(LogLevel::kInfo, rank_, "no launcher found: running as a 1-PE job");
-
-  if (env_.store) {
-    auto c = TcpStoreClient::connect(*env_.store, env_.security, rank_, cfg_.init_timeout);
-    if (!c.ok()) fail(c.status().code(), "init", "cannot join the job's store: %s", c.status().message().c_str());
-    store_ = std::move(c).value();
-  }
-
-  HeapParams hp;
-  hp.rank = rank_;
-  hp.npes = npes_;
-  hp.job_id = env_.job_id;
-  hp.instance = opts.instance;
-  hp.heap_size = opts.heap_size ? opts.heap_size : cfg_.symmetric_size;
-  hp.meta_size = cfg_.metadata_size;
-  hp.commit_chunk = cfg_.commit_chunk;
-  hp.timeout_s = cfg_.init_timeout;
-
-  // Every PE must ask for the same heap; say who differs rather than map garbage.
-  if (store_) {
-    std::string mine = std::to_string(hp.heap_size);
-    auto all = store_allgather(*store_, "init/i" + std::to_string(opts.instance) + "/heap_size", rank_, npes_,
-                               mine, cfg_.init_timeout);
-    if (!all.ok()) fail(all.status().code(), "init", "%s", all.status().message().c_str());
-    for (int pe = 0; pe < npes_; ++pe)
-      if ((*all)[pe] != mine)
-        fail(Errc::kMismatch, "init", "symmetric heap size differs: this PE has %s bytes, PE %d has %s bytes "
-             "(set SHMEM_SYMMETRIC_SIZE the same on every PE)", mine.c_str(), pe, (*all)[pe].c_str());
-  }
-
-  hp.static_size = attach_static_data(opts);
-  auto heap = SymmetricHeap::create(hp, store_.get());
-  if (!heap.ok()) fail(heap.status().code(), "init", "%s", heap.status().message().c_str());
-  heap_ = std::move(heap).value();
-  map_static_data();
-  heap_size_ = heap_->heap_size();
-  my_heap_ = reinterpret_cast<uintptr_t>(heap_->my_heap());
-  alloc_ = std::make_unique<Allocator>(heap_size_);
-  routes_ = RouteTable(std::vector<Route>(size_t(npes_), Route::kShm));
-  wait_ = make_wait_policy(cfg_, npes_);
-  {
-    unsigned cores = std::thread::hardware_concurrency();
-    central_sync_ = cores && unsigned(npes_) > cores;
-  }
-
-  MetaFixed* m = meta(rank_);
-  m->magic = kMetaMagic;
-  m->pid = getpid();
-  m->rank = rank_;
-  // Every PE's metadata is initialised before any PE may signal into it.
-  if (store_) {
-    Status s = store_barrier(*store_, "init/i" + std::to_string(opts.instance) + "/ready", rank_, npes_,
-                             cfg_.init_timeout);
-    if (!s.ok()) fail(s.code(), "init", "%s", s.message().c_str());
-  }
-}
+// The constructors (the init sequence) are in init.cpp.
 
 Runtime::Impl::~Impl() {
   if (!finalized_ && heap_) {
@@ -367,6 +284,7 @@ void Runtime::Impl::global_exit(int status) {
 // ---------------------------------------------------------------- public C++ API
 
 Runtime::Runtime(const InitOptions& opts) : impl_(std::make_unique<Impl>(opts, ErrorMode::kThrow)) {}
+Runtime::Runtime(const InitAttr& attr) : impl_(std::make_unique<Impl>(attr, ErrorMode::kThrow)) {}
 Runtime::~Runtime() = default;
 int Runtime::my_pe() const { return impl_->rank_; }
 int Runtime::n_pes() const { return impl_->npes_; }

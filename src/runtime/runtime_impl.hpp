@@ -10,6 +10,7 @@
 
 #include "bootstrap/launch_env.hpp"
 #include "bootstrap/store.hpp"
+#include "bootstrap/tcp_store.hpp"
 #include "common/config.hpp"
 #include "common/status.hpp"
 #include "common/wait.hpp"
@@ -35,6 +36,8 @@ class TeamRegistry;
 
 struct Runtime::Impl {
   Impl(const InitOptions& opts, ErrorMode mode);
+  // The init sequence (runtime/init.cpp): join the job, check that PEs agree, map the heap.
+  Impl(const InitAttr& attr, ErrorMode mode);
   ~Impl();
 
   // ---- data path ----
@@ -118,6 +121,10 @@ struct Runtime::Impl {
   [[noreturn]] void bad_range(const char* call, const void* addr, size_t n, int pe);
   // Throws (kThrow) or logs one line and ends the job with exit code 1 (kExitJob).
   [[noreturn]] void fail(Errc code, const char* call, const char* fmt, ...) __attribute__((format(printf, 4, 5)));
+  // A failure in init after the store is up: explains a lost store, lets the PEs that
+  // use our store report too, then fail()s.
+  [[noreturn]] void init_failed(Errc code, const std::string& msg);
+  void linger_as_store_host();
   // Ends the whole job with `status`: tells the launcher, then exits this process.
   [[noreturn]] void global_exit(int status);
 
@@ -132,7 +139,11 @@ struct Runtime::Impl {
   uintptr_t my_heap_ = 0;
   WaitPolicy wait_;
   bool central_sync_ = false;  // PEs outnumber cores: counter barrier, one sleep per PE
+  std::unique_ptr<TcpStoreServer> hosted_store_;  // this PE hosts the job's store
   std::unique_ptr<Store> store_;
+  std::unique_ptr<Store> epoch_store_;  // store_ with this init's keys (prefix e<epoch>)
+  uint64_t instance_id_ = 0;
+  std::string rendezvous_file_;  // removed once every PE has joined
   std::unique_ptr<SymmetricHeap> heap_;
   std::unique_ptr<StaticData> static_;  // null when globals are not symmetric
   uintptr_t static_start_ = 0, static_copies_ = 0;

@@ -13,7 +13,7 @@ uint64_t Runtime::Impl::attach_static_data(const InitOptions& opts) {
   sp.instance = opts.instance;
   sp.enabled = cfg_.static_data;
   sp.timeout_s = cfg_.init_timeout;
-  auto st = StaticData::attach(sp, store_.get());
+  auto st = StaticData::attach(sp, epoch_store_.get());
   if (!st.ok()) fail(st.status().code(), "init", "%s", st.status().message().c_str());
   static_ = std::move(st).value();
   return static_ ? static_->size() : 0;
@@ -21,7 +21,7 @@ uint64_t Runtime::Impl::attach_static_data(const InitOptions& opts) {
 
 void Runtime::Impl::map_static_data() {
   if (!static_) return;
-  Status s = static_->map_peers(heap_->statics(0), store_.get());
+  Status s = static_->map_peers(heap_->statics(0), epoch_store_.get());
   if (!s.ok()) fail(s.code(), "init", "%s", s.message().c_str());
   static_start_ = static_->start();
   static_size_ = static_->size();
