@@ -350,11 +350,17 @@ def test_launchers_disagree():
 
 
 def test_two_processes_claim_the_same_pe():
-    n, port, secret = 2, free_port(), secrets.token_hex(32)
+    # Two processes are given PE 1; PE 2 comes late so that the job is still in init when
+    # both have joined the store.
+    n, port, secret = 3, free_port(), secrets.token_hex(32)
     env = lambda r: base_env(PMI_RANK=r, PMI_SIZE=n, SYMMEM_STORE="tcp://127.0.0.1:%d" % port,
-                             SYMMEM_STORE_SECRET=secret, SYMMEM_INIT_TIMEOUT=5)
-    pes = run_pes([([exe("init_pe"), "default"], env(0)), ([exe("init_pe"), "default"], env(1)),
-                   ([exe("init_pe"), "default"], env(1))])
+                             SYMMEM_STORE_SECRET=secret, SYMMEM_INIT_TIMEOUT=6)
+    pes = [Pe([exe("init_pe"), "default"], env(r)) for r in (0, 1, 1)]
+    time.sleep(1.5)
+    pes.append(Pe([exe("init_pe"), "default"], env(2)))
+    end = time.monotonic() + TIMEOUT
+    for p in pes:
+        p.wait(end)
     check(any("two processes believe they are PE 1" in p.err for p in pes), show(pes))
 
 
