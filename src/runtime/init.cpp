@@ -368,6 +368,8 @@ Runtime::Impl::Impl(const InitOptions& opts, ErrorMode mode)
 // PEs have left (or a few seconds), so that each of them reports its own view of what went
 // wrong instead of only "connection closed".
 void Runtime::Impl::linger_as_store_host() {
+  if (!rendezvous_file_.empty()) ::unlink(rendezvous_file_.c_str());
+  rendezvous_file_.clear();
   if (!hosted_store_) return;
   epoch_store_.reset();
   store_.reset();
@@ -573,6 +575,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
     ::unlink(rendezvous_file_.c_str());
     rendezvous_file_.clear();
   }
+  init_done_ = true;
 }
 
 // ------------------------------------------------------------------------------------------
@@ -625,7 +628,6 @@ void Runtime::Impl::init_failed(Errc code, const std::string& msg) {
   if (!hosted_store_ && (msg.find("connection closed") != std::string::npos ||
                          msg.find("Connection reset") != std::string::npos))
     m += " -- the job's store is gone: the PE hosting it has ended (its own message says why)";
-  linger_as_store_host();
   fail(code, "init", "%s", m.c_str());
 }
 

@@ -269,6 +269,7 @@ void Runtime::Impl::fail(Errc code, const char* call, const char* fmt, ...) {
   va_start(ap, fmt);
   std::vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
+  if (!init_done_) linger_as_store_host();  // the other PEs report their own view first
   if (mode_ == ErrorMode::kThrow) throw Error(code, std::string(call) + ": " + msg);
   log_pe(LogLevel::kError, rank_, "%s: %s", call, msg);
   global_exit(1);

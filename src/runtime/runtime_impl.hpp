@@ -143,6 +143,7 @@ struct Runtime::Impl {
   std::unique_ptr<Store> store_;
   std::unique_ptr<Store> epoch_store_;  // store_ with this init's keys (prefix e<epoch>)
   uint64_t instance_id_ = 0;
+  bool init_done_ = false;  // the constructor has completed
   std::string rendezvous_file_;  // removed once every PE has joined
   std::unique_ptr<SymmetricHeap> heap_;
   std::unique_ptr<StaticData> static_;  // null when globals are not symmetric
