@@ -8,8 +8,8 @@
 //    after the next sync, which its peers enter only once done reading it).
 //  - direct (large): sync (every source is ready), every member copies straight out of its
 //    peers' source buffers into its own dest (one memcpy per peer block, bandwidth-bound),
-//    sync (nobody still reads my source). Reductions reduce-scatter (member i reduces slice
-//    i from every source, in PE order), sync, then all-gather the slices.
+//    sync (nobody still reads my source). Reductions: member i reduces slice i from every
+//    source (in PE order) and stores the result into every member's dest, then sync.
 // Reductions and scans always combine operands in member order 0, 1, ..., n-1, so every
 // member of every run computes the same bits whichever shape ran.
 #include "coll/coll.hpp"
@@ -17,6 +17,9 @@
 #include <algorithm>
 #include <cstring>
 #include <vector>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 #include "common/wait.hpp"
 
@@ -24,9 +27,34 @@ namespace symmem::coll {
 namespace {
 
 constexpr size_t kChunkBytes = 4096;  // reduced at a time in an L1-resident buffer
+// From this size on, reduction results bypass the caches (non-temporal stores): the dest
+// lines are not read first, and the data does not evict the sources still to be read.
+constexpr size_t kStreamBytes = 1 << 20;
 
 const char* cp(const void* p) { return static_cast<const char*>(p); }
 char* mp(void* p) { return static_cast<char*>(p); }
+
+// Copies a finished chunk out of the L1 buffer; `stream`: with non-temporal stores where
+// the target is 16-byte aligned (stream_fence() orders them before the next sync).
+void copy_out(char* d, const char* s, size_t bytes, bool stream) {
+#if defined(__x86_64__)
+  if (stream && (reinterpret_cast<uintptr_t>(d) & 15) == 0) {
+    size_t i = 0;
+    for (; i + 16 <= bytes; i += 16)
+      _mm_stream_si128(reinterpret_cast<__m128i*>(d + i), _mm_load_si128(reinterpret_cast<const __m128i*>(s + i)));
+    if (i < bytes) std::memcpy(d + i, s + i, bytes - i);
+    return;
+  }
+#endif
+  (void)stream;
+  std::memcpy(d, s, bytes);
+}
+
+void stream_fence() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
+}
 
 void move_local(void* dest, const void* src, size_t bytes) {
   if (dest != src && bytes) std::memmove(dest, src, bytes);
@@ -171,20 +199,27 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
     for (int i = 1; i < size; ++i) fn(dest, g.scratch(i, par), n);
     return;
   }
-  // Reduce-scatter: slice `me` of my dest from every member's source. In place, slice
-  // `me` of my source is read only by me, before I overwrite it chunk by chunk.
+  // Reduce-scatter with the result pushed: member `me` reduces slice `me` from every
+  // member's source, chunk by chunk through an L1 buffer, and stores each finished chunk
+  // into every member's dest. Each member reads n/n of the data and writes n/n, like one
+  // memcpy. In place, chunk c of slice `me` is read (from every source) only by me and
+  // only before I overwrite it.
   g.sync();
   size_t lo, hi;
   slice(n, es, size, me, &lo, &hi);
-  reduce_range(g, dest, src, lo, hi, es, fn, size - 1);
-  g.sync();
-  // All-gather: the other slices from their owners' dest (in place, my copies of those
-  // slices were read by their owners before the sync).
-  for (int k = 1; k < size; ++k) {
-    int i = (me + k) % size;
-    slice(n, es, size, i, &lo, &hi);
-    if (hi > lo) std::memcpy(mp(dest) + lo * es, cp(g.at(static_cast<const void*>(dest), i)) + lo * es, (hi - lo) * es);
+  const bool stream = bytes >= kStreamBytes;
+  alignas(64) char tmp[kChunkBytes];
+  const size_t step = std::max<size_t>(1, kChunkBytes / es);
+  for (size_t a = lo; a < hi; a += step) {
+    const size_t m = std::min(step, hi - a);
+    std::memcpy(tmp, cp(g.at(src, 0)) + a * es, m * es);
+    for (int i = 1; i < size; ++i) fn(tmp, cp(g.at(src, i)) + a * es, m);
+    for (int k = 0; k < size; ++k) {
+      int i = (me + k) % size;
+      copy_out(mp(g.at(dest, i)) + a * es, tmp, m * es, stream);
+    }
   }
+  if (stream) stream_fence();
   g.sync();
 }
 

@@ -454,6 +454,31 @@ TEST(Coll, BackToBackWithoutBarriers) {
   shmem_free(src);
 }
 
+// Large reductions (the non-temporal path from 1 MiB on), out of place, in place and at a
+// dest that is not 16-byte aligned, against the sequential reference in PE order.
+TEST(Coll, LargeSumAllPlacements) {
+  const size_t m = (size_t(1) << 18) + 3;  // 2 MiB of doubles and a bit
+  double* src = static_cast<double*>(shmem_malloc((m + 1) * sizeof(double)));
+  double* dst = static_cast<double*>(shmem_malloc((m + 1) * sizeof(double)));
+  auto val = [](int pe, size_t j) { return double((size_t(pe) * 7919 + j * 31) % 1009) / 3.0; };
+  for (int placement = 0; placement < 3; ++placement) {
+    double* s = placement == 2 ? src + 1 : src;
+    double* d = placement == 0 ? dst : placement == 1 ? src : dst + 1;
+    for (size_t j = 0; j < m; ++j) s[j] = val(me(), j);
+    EXPECT_EQ(shmem_double_sum_reduce(SHMEM_TEAM_WORLD, d, s, m), 0);
+    size_t bad = 0;
+    for (size_t j = 0; j < m; ++j) {
+      double acc = val(0, j);
+      for (int p = 1; p < npes(); ++p) acc += val(p, j);
+      bad += std::memcmp(&acc, &d[j], sizeof(double)) != 0;
+    }
+    EXPECT_EQ(bad, 0u) << "placement " << placement;
+    shmem_barrier_all();
+  }
+  shmem_free(dst);
+  shmem_free(src);
+}
+
 // Floating-point sums give the same bits on every PE and every repetition.
 TEST(Coll, DeterministicFloatSum) {
   const size_t m = 100000;
