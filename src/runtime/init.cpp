@@ -558,10 +558,12 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   // 7. routes, waiting, metadata; then every PE is ready
   routes_ = RouteTable(std::vector<Route>(size_t(npes_), Route::kShm));
   wait_ = make_wait_policy(cfg_, npes_);
+  spin_budget_.store(wait_.spin, std::memory_order_relaxed);
   {
     unsigned cores = std::thread::hardware_concurrency();
     central_sync_ = cores && unsigned(npes_) > cores;
   }
+  if (cfg_.bind) bind_to_cpu();
   MetaFixed* m = meta(rank_);
   m->magic = kMetaMagic;
   m->pid = getpid();

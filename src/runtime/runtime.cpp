@@ -2,6 +2,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -37,6 +38,24 @@ Runtime::Impl::~Impl() {
   }
 }
 
+// When the PEs fit on the CPUs this process may use, PE r takes the r-th of them, as
+// mpirun does by default. Unbound, a loaded machine often runs two PEs on one CPU, and
+// every wait between them then costs a context switch. A PE whose mask is already narrower
+// (taskset, a previous instance) keeps it.
+void Runtime::Impl::bind_to_cpu() {
+  cpu_set_t allowed;
+  if (npes_ < 2 || sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || CPU_COUNT(&allowed) < npes_) return;
+  int seen = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed) || seen++ != rank_) continue;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof(one), &one) == 0) log_pe(LogLevel::kDebug, rank_, "bound to CPU %d", cpu);
+    return;
+  }
+}
+
 void* Runtime::Impl::ptr(const void* addr, int pe) const {
   if (static_cast<unsigned>(pe) >= static_cast<unsigned>(npes_) || routes_[pe] != Route::kShm) return nullptr;
   if (!in_heap(addr)) {
@@ -50,11 +69,25 @@ void* Runtime::Impl::ptr(const void* addr, int pe) const {
 
 // ---------------------------------------------------------------- synchronisation
 
+// The spin phase adapts (like an adaptive mutex): a wait that ends while spinning keeps or
+// grows the budget; one that had to yield or sleep halves it. When the peer we wait for
+// shares our core (a loaded machine puts both PEs on one CPU), spinning only delays it, and
+// the budget falls to a few polls within a handful of waits; once peers answer within the
+// spin again it grows back to the policy's value.
 void Runtime::Impl::wait_word_ge(WaitWord* word, uint32_t target) {
   uint32_t v = word->v.load(std::memory_order_acquire);
   if (int32_t(v - target) >= 0) return;
-  Backoff b(wait_);
+  WaitPolicy p = wait_;
+  const int budget = spin_budget_.load(std::memory_order_relaxed);
+  p.spin = budget < p.spin ? budget : p.spin;
+  Backoff b(p);
+  int polls = 0;
+  auto adapt = [&] {
+    int next = polls <= p.spin ? std::min(wait_.spin, budget + budget / 8 + 1) : std::max(kMinSpin, budget / 2);
+    if (next != budget) spin_budget_.store(next, std::memory_order_relaxed);
+  };
   for (;;) {
+    ++polls;
     if (!b.sleeping()) {
       b.pause();
     } else {
@@ -66,7 +99,7 @@ void Runtime::Impl::wait_word_ge(WaitWord* word, uint32_t target) {
       word->sleepers.fetch_sub(1, std::memory_order_relaxed);
     }
     v = word->v.load(std::memory_order_acquire);
-    if (int32_t(v - target) >= 0) return;
+    if (int32_t(v - target) >= 0) return adapt();
   }
 }
 

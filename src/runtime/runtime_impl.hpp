@@ -97,6 +97,8 @@ struct Runtime::Impl {
     sync_all();
   }
   void sync_all();
+  // Pins this PE to one CPU when the PEs fit (SYMMEM_BIND).
+  void bind_to_cpu();
   // Synchronises PEs start, start+stride, ... (size of them). `sync_meta_offset` locates a
   // SyncState at the same metadata offset on every PE; `epoch` counts this PE's syncs.
   void strided_sync(int start, int stride, int size, uint64_t sync_meta_offset, uint32_t* epoch);
@@ -138,6 +140,9 @@ struct Runtime::Impl {
   uint64_t heap_size_ = 0;
   uintptr_t my_heap_ = 0;
   WaitPolicy wait_;
+  // Spin polls wait_word_ge currently allows (adapted per wait; see runtime.cpp).
+  std::atomic<int> spin_budget_{0};
+  static constexpr int kMinSpin = 8;
   bool central_sync_ = false;  // PEs outnumber cores: counter barrier, one sleep per PE
   std::unique_ptr<TcpStoreServer> hosted_store_;  // this PE hosts the job's store
   std::unique_ptr<Store> store_;
