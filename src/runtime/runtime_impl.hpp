@@ -97,7 +97,7 @@ struct Runtime::Impl {
     sync_all();
   }
   void sync_all();
-  // Pins this PE to one CPU when the PEs fit (SYMMEM_BIND).
+  // Pins this PE to one CPU, round-robin over the allowed ones (SYMMEM_BIND).
   void bind_to_cpu();
   // Synchronises PEs start, start+stride, ... (size of them). `sync_meta_offset` locates a
   // SyncState at the same metadata offset on every PE; `epoch` counts this PE's syncs.
