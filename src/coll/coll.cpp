@@ -298,6 +298,7 @@ void take_token(long* w, const WaitPolicy& policy) {
 // were posted, so back-to-back barriers on one pSync need no reset, and every word is back
 // to SHMEM_SYNC_VALUE (0) once all members have left.
 void PsyncGroup::sync() {
+  stream_fence();  // earlier non-temporal stores (large memcpy) are visible once peers leave
   for (int r = 0, dist = 1; dist < size_; ++r, dist <<= 1) {
     post_token(at(psync_ + r, (me_ + dist) % size_));
     take_token(psync_ + r, rt_->wait_);
