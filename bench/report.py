@@ -546,6 +546,9 @@ def main():
     args = ap.parse_args()
     d = Data(args)
     os.makedirs(args.out, exist_ok=True)
+    for old in os.listdir(args.out):  # plots of an earlier run must not outlive it
+        if old.startswith("perf_") and old.endswith(".png"):
+            os.remove(os.path.join(args.out, old))
     made = plots(d, args.out)
     with open(os.path.join(args.out, "performance.md"), "w") as f:
         f.write(page(d, made))
