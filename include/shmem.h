@@ -111,22 +111,8 @@ SHMEM_API void shmem_sync_all(void);
 SHMEM_RMA_GENERIC_TYPES(SYMMEM_CXX_RMA)
 #undef SYMMEM_CXX_RMA
 
-#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-
-/* C11 generic selection over the same table. */
-#define SYMMEM_GEN_PUT(T, N) , T*: shmem_##N##_put
-#define SYMMEM_GEN_GET(T, N) , T*: shmem_##N##_get
-#define SYMMEM_GEN_PUT_NBI(T, N) , T*: shmem_##N##_put_nbi
-#define SYMMEM_GEN_GET_NBI(T, N) , T*: shmem_##N##_get_nbi
-#define SYMMEM_GEN_P(T, N) , T*: shmem_##N##_p
-#define SYMMEM_GEN_G(T, N) , T*: shmem_##N##_g, const T*: shmem_##N##_g
-#define shmem_put(dest, ...) _Generic((dest) SHMEM_RMA_GENERIC_TYPES(SYMMEM_GEN_PUT))(dest, __VA_ARGS__)
-#define shmem_get(dest, ...) _Generic((dest) SHMEM_RMA_GENERIC_TYPES(SYMMEM_GEN_GET))(dest, __VA_ARGS__)
-#define shmem_put_nbi(dest, ...) _Generic((dest) SHMEM_RMA_GENERIC_TYPES(SYMMEM_GEN_PUT_NBI))(dest, __VA_ARGS__)
-#define shmem_get_nbi(dest, ...) _Generic((dest) SHMEM_RMA_GENERIC_TYPES(SYMMEM_GEN_GET_NBI))(dest, __VA_ARGS__)
-#define shmem_p(dest, ...) _Generic((dest) SHMEM_RMA_GENERIC_TYPES(SYMMEM_GEN_P))(dest, __VA_ARGS__)
-#define shmem_g(src, ...) _Generic((src) SHMEM_RMA_GENERIC_TYPES(SYMMEM_GEN_G))(src, __VA_ARGS__)
-
+/* The C11 generic selectors of put/get/p/g (with their context forms) are in
+ * symmem/shmem_p2p.h. */
 #endif
 
 #endif /* SHMEM_H */

@@ -89,4 +89,42 @@
 #define SHMEM_REDUCE_GENERIC_ARITH_TYPES(X, OP) \
   SHMEM_REDUCE_GENERIC_MINMAX_TYPES(X, OP) SHMEM_REDUCE_COMPLEX_TYPES(X, OP)
 
+/* Table 6: standard AMO types (inc, add, compare_swap, ... ). */
+#define SHMEM_AMO_STD_TYPES(X)                                                       \
+  X(int, int) X(long, long) X(long long, longlong) X(unsigned int, uint)             \
+  X(unsigned long, ulong) X(unsigned long long, ulonglong) X(int32_t, int32)         \
+  X(int64_t, int64) X(uint32_t, uint32) X(uint64_t, uint64) X(size_t, size)          \
+  X(ptrdiff_t, ptrdiff)
+
+/* Table 7: extended AMO types (fetch, set, swap): the standard ones and float, double. */
+#define SHMEM_AMO_EXT_TYPES(X) X(float, float) X(double, double) SHMEM_AMO_STD_TYPES(X)
+
+/* Table 8: bitwise AMO types (and, or, xor). */
+#define SHMEM_AMO_BITWISE_TYPES(X)                                                   \
+  X(unsigned int, uint) X(unsigned long, ulong) X(unsigned long long, ulonglong)     \
+  X(int32_t, int32) X(int64_t, int64) X(uint32_t, uint32) X(uint64_t, uint64)
+
+/* Table 12: point-to-point synchronization types (wait_until, test): the standard AMO
+ * types and the deprecated short / unsigned short. */
+#define SHMEM_P2P_SYNC_TYPES(X) X(short, short) X(unsigned short, ushort) SHMEM_AMO_STD_TYPES(X)
+
+/* The deprecated pre-1.4 typed atomics (shmem_long_finc, shmem_int_cswap, ...) exist for
+ * int, long and long long; fetch / set / swap also for float and double. The deprecated
+ * shmem_TYPENAME_wait exists for short, int, long and long long. */
+#define SHMEM_AMO_DEPR_TYPES(X) X(int, int) X(long, long) X(long long, longlong)
+#define SHMEM_AMO_DEPR_EXT_TYPES(X) X(float, float) X(double, double) SHMEM_AMO_DEPR_TYPES(X)
+#define SHMEM_WAIT_DEPR_TYPES(X) X(short, short) SHMEM_AMO_DEPR_TYPES(X)
+
+/* The distinct C types of each AMO / sync list, for C11 _Generic and C++ overloads (on
+ * LP64 the fixed-width, size_t and ptrdiff_t names are typedefs of these). int32_t and
+ * int64_t stand for the signed bitwise types, which have no basic-type name in Table 8. */
+#define SHMEM_AMO_STD_GENERIC_TYPES(X)                                               \
+  X(int, int) X(long, long) X(long long, longlong) X(unsigned int, uint)             \
+  X(unsigned long, ulong) X(unsigned long long, ulonglong)
+#define SHMEM_AMO_EXT_GENERIC_TYPES(X) X(float, float) X(double, double) SHMEM_AMO_STD_GENERIC_TYPES(X)
+#define SHMEM_AMO_BITWISE_GENERIC_TYPES(X)                                           \
+  X(unsigned int, uint) X(unsigned long, ulong) X(unsigned long long, ulonglong)     \
+  X(int32_t, int32) X(int64_t, int64)
+#define SHMEM_P2P_SYNC_GENERIC_TYPES(X) X(short, short) X(unsigned short, ushort) SHMEM_AMO_STD_GENERIC_TYPES(X)
+
 #endif

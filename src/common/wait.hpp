@@ -13,6 +13,7 @@ struct WaitPolicy {
   int spin = 4000;
   int yield = 64;
   int max_sleep_us = 1000;
+  int first_sleep_us = 1;
 };
 
 inline void cpu_relax() {
@@ -30,7 +31,7 @@ void futex_wake_shared(const std::atomic<uint32_t>* word);
 
 class Backoff {
  public:
-  explicit Backoff(const WaitPolicy& p) : p_(p) {}
+  explicit Backoff(const WaitPolicy& p) : p_(p), sleep_us_(p.first_sleep_us > 0 ? p.first_sleep_us : 1) {}
   // One failed poll: pause, yield or sleep depending on how long we have waited.
   void pause();
   // Same, but a sleep happens on `word` (woken early when its value changes from `seen`
@@ -38,7 +39,10 @@ class Backoff {
   void pause_on(const std::atomic<uint32_t>* word, uint32_t seen);
   // True once the wait has reached its sleeping phase (writers must then be told to wake).
   bool sleeping() const { return n_ >= p_.spin + p_.yield; }
-  void reset() { n_ = 0; sleep_us_ = 1; }
+  void reset() {
+    n_ = 0;
+    sleep_us_ = p_.first_sleep_us > 0 ? p_.first_sleep_us : 1;
+  }
 
  private:
   int64_t next_sleep_us();

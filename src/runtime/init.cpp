@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -49,6 +50,7 @@ WaitPolicy make_wait_policy(const Config& c, int local_pes) {
   w.spin = c.wait_spin >= 0 ? int(c.wait_spin) : (oversubscribed ? 16 : 1000);
   w.yield = c.wait_yield >= 0 ? int(c.wait_yield) : (oversubscribed ? 16 : 64);
   w.max_sleep_us = int(c.wait_max_sleep_us > 0 ? c.wait_max_sleep_us : 1000);
+  w.first_sleep_us = int(c.wait_first_sleep_us > 0 ? std::min<int64_t>(c.wait_first_sleep_us, w.max_sleep_us) : 1);
   return w;
 }
 

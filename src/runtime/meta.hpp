@@ -45,6 +45,11 @@ struct MetaFixed {
   int32_t rank;
   SyncState world_sync;
   AllocRecord alloc[2];  // indexed by call number parity
+  // Wake-up of threads sleeping in a wait on this PE's user memory (wait_until, signal
+  // waits, locks): v is a generation they sleep on, sleepers counts them. A writer that
+  // updates this PE's memory with an atomic or a signal checks sleepers afterwards (see
+  // runtime/p2p.hpp).
+  WaitWord user_wake;
 };
 
 inline constexpr uint64_t kMetaArenaStart = (sizeof(MetaFixed) + 4095) / 4096 * 4096;

@@ -29,6 +29,8 @@ namespace symmem {
 // What a bad argument does: the C++ API throws, the C API reports and ends the job.
 enum class ErrorMode { kThrow, kExitJob };
 
+struct CtxPool;  // runtime/ctx.hpp
+
 enum class AllocOp : uint32_t { kMalloc = 1, kCalloc, kAlign, kRealloc, kFree };
 
 // Team state of an instance; defined and deleted by the team layer (src/team).
@@ -161,6 +163,7 @@ struct Runtime::Impl {
   bool finalized_ = false;
   // Created by the team layer on first use; destroyed before the heap (declared after it).
   std::unique_ptr<TeamRegistry, void (*)(TeamRegistry*)> teams_{nullptr, nullptr};
+  std::shared_ptr<CtxPool> ctx_pool_;  // contexts created on this instance (runtime/ctx.cpp)
 };
 
 }  // namespace symmem

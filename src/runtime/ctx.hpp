@@ -1,0 +1,49 @@
+// Communication contexts. A context is an ordering / completion stream bound to a team:
+// its operations take PE numbers relative to that team. The C handle shmem_ctx_t points
+// at one of these. On the shm route every operation is complete when it returns, so a
+// context's quiet is a memory fence of the calling thread and never waits for the
+// operations of another context.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "runtime/runtime_impl.hpp"
+
+struct symmem_team_s;  // a team of the team layer (opaque here)
+
+struct symmem_ctx_s {
+  uint64_t magic = 0;  // kCtxLive while valid
+  symmem::Runtime::Impl* rt = nullptr;
+  long options = 0;
+  symmem_team_s* team = nullptr;  // null: the world team
+  // Team-relative PE p is world PE pe_start + p * pe_stride, for 0 <= p < pe_count.
+  int pe_start = 0, pe_stride = 1, pe_count = 0;
+  std::thread::id owner;  // creating thread (SHMEM_CTX_PRIVATE)
+};
+
+namespace symmem {
+
+inline constexpr uint64_t kCtxLive = 0x73796d63747821ull;
+inline constexpr uint64_t kCtxDestroyed = 0x646561646374782dull;
+inline constexpr long kCtxKnownOptions = (1L << 0) | (1L << 1) | (1L << 2);
+
+// Owns the contexts of one runtime instance. Destroyed contexts are kept (marked) and
+// reused, so a stale handle is reported as destroyed rather than read after free.
+struct CtxPool {
+  std::mutex mu;
+  std::vector<std::unique_ptr<symmem_ctx_s>> all;
+  std::vector<symmem_ctx_s*> free;
+};
+
+// Creates a context on `rt` for the PEs pe_start + k*pe_stride (k < pe_count) of the
+// world, tagged with `team` (null: the world team). Thread-safe; never fails.
+symmem_ctx_s* ctx_create(Runtime::Impl& rt, long options, symmem_team_s* team, int pe_start, int pe_stride,
+                         int pe_count);
+// Quiets and releases `ctx` (which must be live).
+void ctx_destroy(Runtime::Impl& rt, symmem_ctx_s* ctx);
+
+}  // namespace symmem

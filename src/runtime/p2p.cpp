@@ -1,0 +1,114 @@
+// The out-of-line parts of the point-to-point engine: error reports, the wake-up slow
+// path, locks and context management.
+#include "runtime/p2p.hpp"
+
+#include <cinttypes>
+
+#include "runtime/ctx.hpp"
+
+namespace symmem::p2p {
+
+void bad_cmp(Impl& r, const char* call, int cmp) {
+  r.fail(Errc::kInvalidArgument, call, "comparison operator %d is not one of SHMEM_CMP_EQ/NE/GT/GE/LT/LE (0..5)",
+         cmp);
+}
+
+void bad_signal_op(Impl& r, const char* call, int op) {
+  r.fail(Errc::kInvalidArgument, call, "signal operator %d is not SHMEM_SIGNAL_SET (0) or SHMEM_SIGNAL_ADD (1)", op);
+}
+
+void misaligned(Impl& r, const char* call, const void* addr, size_t size, int pe) {
+  r.fail(Errc::kInvalidArgument, call, "address %p (target PE %d) is not aligned to the %zu bytes of its type",
+         addr, pe, size);
+}
+
+void bad_stride(Impl& r, const char* call, ptrdiff_t dst, ptrdiff_t sst) {
+  r.fail(Errc::kInvalidArgument, call, "strides must be >= 1 (dst %td, sst %td)", dst, sst);
+}
+
+void wake_slow(WaitWord& w) {
+  w.v.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake_shared(&w.v);
+}
+
+// ---------------------------------------------------------------- locks
+
+namespace {
+
+static_assert(sizeof(long) == 8, "the lock word holds two 32-bit ticket counters");
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the serving counter is the low half of the word");
+
+uint64_t* lock_word(Impl& r, const char* call, long* lock) {
+  return reinterpret_cast<uint64_t*>(amo_addr(r, call, lock, 0));
+}
+
+uint32_t serving(const uint64_t* w) { return static_cast<uint32_t>(__atomic_load_n(w, __ATOMIC_SEQ_CST)); }
+
+}  // namespace
+
+void set_lock(Impl& r, const char* call, long* lock) {
+  uint64_t* w = lock_word(r, call, lock);
+  uint64_t old = __atomic_fetch_add(w, uint64_t(1) << 32, __ATOMIC_SEQ_CST);
+  const uint32_t ticket = static_cast<uint32_t>(old >> 32);
+  if (static_cast<uint32_t>(old) == ticket) return;
+  wait_for(r, 0, [&] { return serving(w) == ticket; });
+}
+
+bool test_lock(Impl& r, const char* call, long* lock) {
+  uint64_t* w = lock_word(r, call, lock);
+  uint64_t cur = __atomic_load_n(w, __ATOMIC_SEQ_CST);
+  if (static_cast<uint32_t>(cur) != static_cast<uint32_t>(cur >> 32)) return false;  // held
+  return __atomic_compare_exchange_n(w, &cur, cur + (uint64_t(1) << 32), false, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST);
+}
+
+void clear_lock(Impl& r, const char* call, long* lock) {
+  uint64_t* w = lock_word(r, call, lock);
+  r.quiet();
+  // Only the serving half moves: a 32-bit add cannot carry into the ticket counter.
+  __atomic_fetch_add(reinterpret_cast<uint32_t*>(w), 1u, __ATOMIC_SEQ_CST);
+  wake(r, 0);
+}
+
+}  // namespace symmem::p2p
+
+namespace symmem {
+
+symmem_ctx_s* ctx_create(Runtime::Impl& rt, long options, symmem_team_s* team, int pe_start, int pe_stride,
+                         int pe_count) {
+  {
+    // The pool is made at the first context; threads may race to make it.
+    static std::mutex init_mu;
+    std::lock_guard<std::mutex> g(init_mu);
+    if (!rt.ctx_pool_) rt.ctx_pool_ = std::make_shared<CtxPool>();
+  }
+  CtxPool& pool = *rt.ctx_pool_;
+  std::lock_guard<std::mutex> g(pool.mu);
+  symmem_ctx_s* c;
+  if (!pool.free.empty()) {
+    c = pool.free.back();
+    pool.free.pop_back();
+  } else {
+    pool.all.push_back(std::make_unique<symmem_ctx_s>());
+    c = pool.all.back().get();
+  }
+  c->rt = &rt;
+  c->options = options;
+  c->team = team;
+  c->pe_start = pe_start;
+  c->pe_stride = pe_stride;
+  c->pe_count = pe_count;
+  c->owner = std::this_thread::get_id();
+  __atomic_store_n(&c->magic, kCtxLive, __ATOMIC_RELEASE);
+  return c;
+}
+
+void ctx_destroy(Runtime::Impl& rt, symmem_ctx_s* ctx) {
+  rt.quiet();
+  CtxPool& pool = *rt.ctx_pool_;
+  std::lock_guard<std::mutex> g(pool.mu);
+  __atomic_store_n(&ctx->magic, kCtxDestroyed, __ATOMIC_RELEASE);
+  pool.free.push_back(ctx);
+}
+
+}  // namespace symmem

@@ -1,0 +1,301 @@
+// Point-to-point semantics beyond put/get: strided RMA, atomics, signals, waits and tests,
+// locks. One template per operation; the C API stamps typed names over these.
+//
+// On the shm route a peer's heap is mapped here, so an atomic is a hardware atomic on the
+// peer's word (__atomic_* on the translated address), and every operation is complete
+// when it returns. All atomic updates are seq_cst: that orders them with the sleeper
+// check below and makes them usable for synchronisation without extra fences.
+//
+// Wake-ups. Waits on user memory (wait_until, signal_wait_until, locks) spin, yield, then
+// sleep. A sleeper registers in the owner PE's MetaFixed::user_wake (sleepers += 1), reads
+// its generation, re-checks its condition, and futex-waits on the generation. A writer
+// that updated the owner's memory through an atomic or a signal loads sleepers afterwards
+// and, when nonzero, bumps the generation and wakes. Both sides do a seq_cst write, then a
+// seq_cst read (Dekker): either the writer sees the sleeper, or the sleeper's re-check sees
+// the update. One word per PE (not one per variable) is what lets a sleeper wait on a
+// whole vector of variables, on 16- and 64-bit ones, and on changes in any of their bytes.
+// Plain puts do not wake: their target sleeps at most wait_max_sleep_us x 4 between polls.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "runtime/runtime_impl.hpp"
+
+namespace symmem::p2p {
+
+using Impl = Runtime::Impl;
+
+// Comparison operators of the waits and tests (the C API's SHMEM_CMP_* values).
+enum Cmp : int { kCmpEq = 0, kCmpNe = 1, kCmpGt = 2, kCmpGe = 3, kCmpLt = 4, kCmpLe = 5 };
+enum SignalOp : int { kSignalSet = 0, kSignalAdd = 1 };
+
+[[noreturn]] void bad_cmp(Impl& r, const char* call, int cmp);
+[[noreturn]] void bad_signal_op(Impl& r, const char* call, int op);
+[[noreturn]] void misaligned(Impl& r, const char* call, const void* addr, size_t size, int pe);
+[[noreturn]] void bad_stride(Impl& r, const char* call, ptrdiff_t dst, ptrdiff_t sst);
+void wake_slow(WaitWord& w);
+
+// Wakes the sleepers of `pe`'s user memory, if any, after an update of that memory.
+inline void wake(Impl& r, int pe) {
+  WaitWord& w = r.meta(pe)->user_wake;
+  if (SYMMEM_UNLIKELY(w.sleepers.load(std::memory_order_seq_cst) != 0)) wake_slow(w);
+}
+
+// ---------------------------------------------------------------- strided RMA
+
+// Copies nelems elements of S bytes: dest[i*dst] <- src[i*sst] (strides in elements).
+template <size_t S>
+inline void iput(Impl& r, const char* call, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t n,
+                 int pe) {
+  if (SYMMEM_UNLIKELY(dst < 1 || sst < 1)) bad_stride(r, call, dst, sst);
+  size_t span;  // bytes from the first to the end of the last destination element
+  if (__builtin_mul_overflow(n ? n - 1 : 0, size_t(dst), &span) || __builtin_add_overflow(span, 1, &span) ||
+      __builtin_mul_overflow(span, S, &span))
+    span = SIZE_MAX;
+  char* rd = r.translate(call, dest, n ? span : 0, pe);
+  if (!n) return;
+  const char* s = static_cast<const char*>(src);
+  for (size_t i = 0; i < n; ++i) std::memcpy(rd + i * size_t(dst) * S, s + i * size_t(sst) * S, S);
+}
+
+template <size_t S>
+inline void iget(Impl& r, const char* call, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t n,
+                 int pe) {
+  if (SYMMEM_UNLIKELY(dst < 1 || sst < 1)) bad_stride(r, call, dst, sst);
+  size_t span;
+  if (__builtin_mul_overflow(n ? n - 1 : 0, size_t(sst), &span) || __builtin_add_overflow(span, 1, &span) ||
+      __builtin_mul_overflow(span, S, &span))
+    span = SIZE_MAX;
+  const char* rs = r.translate(call, src, n ? span : 0, pe);
+  if (!n) return;
+  char* d = static_cast<char*>(dest);
+  for (size_t i = 0; i < n; ++i) std::memcpy(d + i * size_t(dst) * S, rs + i * size_t(sst) * S, S);
+}
+
+// ---------------------------------------------------------------- atomics
+
+// pe's copy of the atomic object at `addr`, checked for range and natural alignment.
+template <class T>
+inline T* amo_addr(Impl& r, const char* call, const T* addr, int pe) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomics are on 4- and 8-byte words");
+  T* a = reinterpret_cast<T*>(r.translate(call, addr, sizeof(T), pe));
+  if (SYMMEM_UNLIKELY(reinterpret_cast<uintptr_t>(a) % sizeof(T) != 0)) misaligned(r, call, addr, sizeof(T), pe);
+  return a;
+}
+
+template <class T>
+inline T atomic_fetch(Impl& r, const char* call, const T* src, int pe) {
+  T v;
+  __atomic_load(amo_addr(r, call, src, pe), &v, __ATOMIC_SEQ_CST);
+  return v;
+}
+
+template <class T>
+inline void atomic_set(Impl& r, const char* call, T* dest, T value, int pe) {
+  __atomic_store(amo_addr(r, call, dest, pe), &value, __ATOMIC_SEQ_CST);
+  wake(r, pe);
+}
+
+template <class T>
+inline T atomic_swap(Impl& r, const char* call, T* dest, T value, int pe) {
+  T old;
+  __atomic_exchange(amo_addr(r, call, dest, pe), &value, &old, __ATOMIC_SEQ_CST);
+  wake(r, pe);
+  return old;
+}
+
+template <class T>
+inline T atomic_compare_swap(Impl& r, const char* call, T* dest, T cond, T value, int pe) {
+  T expected = cond;
+  __atomic_compare_exchange_n(amo_addr(r, call, dest, pe), &expected, value, false, __ATOMIC_SEQ_CST,
+                              __ATOMIC_SEQ_CST);
+  wake(r, pe);
+  return expected;
+}
+
+enum class Rmw { kAdd, kAnd, kOr, kXor };
+
+template <Rmw Op, class T>
+inline T atomic_fetch_op(Impl& r, const char* call, T* dest, T value, int pe) {
+  static_assert(std::is_integral_v<T>);
+  T* a = amo_addr(r, call, dest, pe);
+  T old;
+  if constexpr (Op == Rmw::kAdd) old = __atomic_fetch_add(a, value, __ATOMIC_SEQ_CST);
+  else if constexpr (Op == Rmw::kAnd) old = __atomic_fetch_and(a, value, __ATOMIC_SEQ_CST);
+  else if constexpr (Op == Rmw::kOr) old = __atomic_fetch_or(a, value, __ATOMIC_SEQ_CST);
+  else old = __atomic_fetch_xor(a, value, __ATOMIC_SEQ_CST);
+  wake(r, pe);
+  return old;
+}
+
+// ---------------------------------------------------------------- signals
+
+// Applies a signal operation to pe's signal word `remote` (already translated).
+inline void signal_update(Impl& r, const char* call, uint64_t* remote, uint64_t value, int op, int pe) {
+  if (op == kSignalSet) __atomic_store_n(remote, value, __ATOMIC_SEQ_CST);
+  else if (op == kSignalAdd) __atomic_fetch_add(remote, value, __ATOMIC_SEQ_CST);
+  else bad_signal_op(r, call, op);
+  wake(r, pe);
+}
+
+inline uint64_t* signal_addr(Impl& r, const char* call, const uint64_t* sig, int pe) {
+  return amo_addr(r, call, sig, pe);
+}
+
+// Copies may use non-temporal stores from this size on (glibc's threshold is larger);
+// those are not ordered by the signal's locked instruction, so they need a store fence.
+inline constexpr size_t kNonTemporalMin = 16384;
+
+inline void put_signal(Impl& r, const char* call, void* dest, const void* src, size_t n, uint64_t* sig,
+                       uint64_t value, int op, int pe) {
+  if (SYMMEM_UNLIKELY(op != kSignalSet && op != kSignalAdd)) bad_signal_op(r, call, op);
+  uint64_t* rs = signal_addr(r, call, sig, pe);
+  char* rd = r.translate(call, dest, n, pe);
+  if (n) shm::put(rd, src, n);
+  if (n >= kNonTemporalMin) shm::fence();
+  signal_update(r, call, rs, value, op, pe);
+}
+
+// ---------------------------------------------------------------- waits and tests
+
+inline void check_cmp(Impl& r, const char* call, int cmp) {
+  if (SYMMEM_UNLIKELY(static_cast<unsigned>(cmp) > kCmpLe)) bad_cmp(r, call, cmp);
+}
+
+template <class T>
+inline bool compare(T v, int cmp, T x) {
+  switch (cmp) {
+    case kCmpEq: return v == x;
+    case kCmpNe: return v != x;
+    case kCmpGt: return v > x;
+    case kCmpGe: return v >= x;
+    case kCmpLt: return v < x;
+    default: return v <= x;
+  }
+}
+
+// The user variable's current value. seq_cst: the sleeper's re-check must not move before
+// its registration (free on x86, where it is a plain load).
+template <class T>
+inline T load(const T* p) {
+  return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+// Blocks until done() holds: spin, yield, then sleep on `owner`'s user_wake generation.
+template <class Done>
+inline void wait_for(Impl& r, int owner, Done done) {
+  if (done()) return;
+  Backoff b(r.wait_);
+  WaitWord& w = r.meta(owner)->user_wake;
+  for (;;) {
+    if (!b.sleeping()) {
+      b.pause();
+    } else {
+      w.sleepers.fetch_add(1, std::memory_order_seq_cst);
+      uint32_t gen = w.v.load(std::memory_order_seq_cst);
+      bool ok = done();
+      if (!ok) b.pause_on(&w.v, gen);
+      w.sleepers.fetch_sub(1, std::memory_order_release);
+      if (ok) return;
+    }
+    if (done()) return;
+  }
+}
+
+template <class T>
+inline T wait_until(Impl& r, const char* call, T* ivar, int cmp, T x) {
+  check_cmp(r, call, cmp);
+  T v;
+  wait_for(r, r.rank_, [&] { return compare(v = load(ivar), cmp, x); });
+  return v;
+}
+
+template <class T>
+inline bool test(Impl& r, const char* call, T* ivar, int cmp, T x) {
+  check_cmp(r, call, cmp);
+  return compare(load(ivar), cmp, x);
+}
+
+// The vector forms. `xs(i)` is the comparison value of element i; status[i] != 0 leaves
+// element i out.
+inline bool included(const int* status, size_t i) { return !status || status[i] == 0; }
+
+template <class T, class Xs>
+inline bool test_all(Impl& r, const char* call, T* ivars, size_t n, const int* status, int cmp, Xs xs) {
+  check_cmp(r, call, cmp);
+  for (size_t i = 0; i < n; ++i)
+    if (included(status, i) && !compare(load(ivars + i), cmp, xs(i))) return false;
+  return true;
+}
+
+// Index of one satisfied element or SIZE_MAX. The scan starts after the last index this
+// thread returned, so that every satisfied element is eventually reported.
+template <class T, class Xs>
+inline size_t test_any(Impl& r, const char* call, T* ivars, size_t n, const int* status, int cmp, Xs xs) {
+  check_cmp(r, call, cmp);
+  static thread_local size_t start = 0;
+  for (size_t k = 0; k < n; ++k) {
+    size_t i = (start + k) % n;
+    if (included(status, i) && compare(load(ivars + i), cmp, xs(i))) {
+      start = i + 1;
+      return i;
+    }
+  }
+  return SIZE_MAX;
+}
+
+template <class T, class Xs>
+inline size_t test_some(Impl& r, const char* call, T* ivars, size_t n, size_t* indices, const int* status, int cmp,
+                        Xs xs) {
+  check_cmp(r, call, cmp);
+  size_t m = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (included(status, i) && compare(load(ivars + i), cmp, xs(i))) indices[m++] = i;
+  return m;
+}
+
+inline bool any_included(const int* status, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (included(status, i)) return true;
+  return false;
+}
+
+template <class T, class Xs>
+inline void wait_until_all(Impl& r, const char* call, T* ivars, size_t n, const int* status, int cmp, Xs xs) {
+  check_cmp(r, call, cmp);
+  // One element at a time, as the standard's reference implementations do: an element
+  // that has satisfied the condition is not looked at again.
+  for (size_t i = 0; i < n; ++i)
+    if (included(status, i)) wait_for(r, r.rank_, [&] { return compare(load(ivars + i), cmp, xs(i)); });
+}
+
+template <class T, class Xs>
+inline size_t wait_until_any(Impl& r, const char* call, T* ivars, size_t n, const int* status, int cmp, Xs xs) {
+  check_cmp(r, call, cmp);
+  if (!any_included(status, n)) return SIZE_MAX;
+  size_t found = SIZE_MAX;
+  wait_for(r, r.rank_, [&] { return (found = test_any(r, call, ivars, n, status, cmp, xs)) != SIZE_MAX; });
+  return found;
+}
+
+template <class T, class Xs>
+inline size_t wait_until_some(Impl& r, const char* call, T* ivars, size_t n, size_t* indices, const int* status,
+                              int cmp, Xs xs) {
+  check_cmp(r, call, cmp);
+  if (!any_included(status, n)) return 0;
+  size_t m = 0;
+  wait_for(r, r.rank_, [&] { return (m = test_some(r, call, ivars, n, indices, status, cmp, xs)) != 0; });
+  return m;
+}
+
+// ---------------------------------------------------------------- locks
+
+// A ticket lock in PE 0's copy of the lock word: high 32 bits = next ticket, low 32 bits
+// = ticket being served. Waiters sleep on PE 0's user_wake; a release wakes them.
+void set_lock(Impl& r, const char* call, long* lock);
+bool test_lock(Impl& r, const char* call, long* lock);  // true: taken
+void clear_lock(Impl& r, const char* call, long* lock);
+
+}  // namespace symmem::p2p
