@@ -24,6 +24,11 @@ static int failures;
 
 enum { kItems = 2000, kPerPe = 64 };
 
+/* Global and static variables are symmetric objects too (OpenSHMEM 1.5 section 3.1). */
+long next_item;      /* on PE 0: next work item */
+static long lock;    /* a distributed lock */
+static long maxv;    /* on the last PE: the most items any PE did */
+
 static long square(long i) { return i * i - 3 * i + 7; }
 
 int main(void) {
@@ -31,18 +36,17 @@ int main(void) {
   const int me = shmem_my_pe(), n = shmem_n_pes();
   const int slots = (kItems + n - 1) / n;
 
-  long *next = shmem_calloc(1, sizeof(long));        /* on PE 0: next work item */
   long *results = shmem_calloc(slots, sizeof(long)); /* item i lives on PE i % n */
   int *delivered = shmem_calloc(1, sizeof(int));     /* items delivered to this PE */
   double *sum = shmem_calloc(1, sizeof(double));     /* partial sums, set atomically */
   uint64_t *done = shmem_calloc(1, sizeof(uint64_t));
   long *summary = shmem_calloc(n, sizeof(long));
-  if (!next || !results || !delivered || !sum || !done || !summary) FATAL("shmem_calloc failed");
+  if (!results || !delivered || !sum || !done || !summary) FATAL("shmem_calloc failed");
   shmem_barrier_all();
 
   long mine = 0;
   for (;;) {
-    long i = shmem_atomic_fetch_inc(next, 0);
+    long i = shmem_atomic_fetch_inc(&next_item, 0);
     if (i >= kItems) break;
     long r = square(i);
     int owner = (int)(i % n);
@@ -77,35 +81,29 @@ int main(void) {
   CHECK(old == 0.5 * ((me + n - 1) % n), "atomic_swap returned %f", old);
   shmem_barrier_all();
   if (me == 0) {
-    long prev = shmem_atomic_compare_swap(next, (long)(kItems + n), -1L, 0);
+    long prev = shmem_atomic_compare_swap(&next_item, (long)(kItems + n), -1L, 0);
     CHECK(prev == kItems + n, "compare_swap saw %ld, expected %d", prev, kItems + n);
-    CHECK(*next == -1, "compare_swap did not store");
+    CHECK(next_item == -1, "compare_swap did not store");
   }
 
   /* A lock-protected running maximum, kept on the last PE. */
-  long *lock = shmem_calloc(1, sizeof(long));
-  long *maxv = shmem_calloc(1, sizeof(long));
-  if (!lock || !maxv) FATAL("shmem_calloc failed");
-  shmem_set_lock(lock);
-  long m = shmem_long_g(maxv, n - 1);
-  if (mine > m) shmem_long_p(maxv, mine, n - 1);
-  shmem_clear_lock(lock);
+  shmem_set_lock(&lock);
+  long m = shmem_long_g(&maxv, n - 1);
+  if (mine > m) shmem_long_p(&maxv, mine, n - 1);
+  shmem_clear_lock(&lock);
   shmem_barrier_all();
   if (me == 0) {
     long most = 0;
     for (int pe = 0; pe < n; ++pe) most = summary[pe] > most ? summary[pe] : most;
-    long got = shmem_long_g(maxv, n - 1);
+    long got = shmem_long_g(&maxv, n - 1);
     CHECK(got == most, "the lock-protected maximum is %ld, expected %ld", got, most);
   }
 
-  shmem_free(maxv);
-  shmem_free(lock);
   shmem_free(summary);
   shmem_free(done);
   shmem_free(sum);
   shmem_free(delivered);
   shmem_free(results);
-  shmem_free(next);
   shmem_finalize();
   return failures ? 1 : 0;
 }

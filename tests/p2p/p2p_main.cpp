@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (env->store) {
-    auto c = symmem::TcpStoreClient::connect(*env->store, env->magic, env->rank, 60);
+    auto c = symmem::TcpStoreClient::connect(*env->store, env->security, env->rank, 60);
     if (!c.ok()) {
       std::fprintf(stderr, "p2p: %s\n", c.status().message().c_str());
       return 2;
