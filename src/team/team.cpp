@@ -26,7 +26,8 @@ void reset_slot(TeamSlot* s) {
 
 TeamRegistry::TeamRegistry(Runtime::Impl* rt) : rt_(rt) {
   uint64_t meta = rt->heap_->meta_size();
-  uint64_t fit = meta > kMetaArenaStart ? (meta - kMetaArenaStart) / sizeof(TeamSlot) : 0;
+  uint64_t area = std::min<uint64_t>(meta > kMetaArenaStart ? meta - kMetaArenaStart : 0, kMetaTeamArea);
+  uint64_t fit = area / sizeof(TeamSlot);
   max_slots_ = int(std::min<uint64_t>(fit, kMaxTeams));
   if (max_slots_ < 2)
     rt->fail(Errc::kInvalidArgument, "teams",

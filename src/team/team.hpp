@@ -42,6 +42,8 @@ struct TeamSlot {
   alignas(64) char scratch[2][kTeamScratchBytes];
 };
 
+static_assert(kMaxTeams * sizeof(TeamSlot) <= kMetaTeamArea, "team slots outgrow their metadata area");
+
 struct Team {
   Runtime::Impl* rt = nullptr;
   int start = 0, stride = 1, size = 1;  // world PEs
