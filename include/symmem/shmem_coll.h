@@ -62,6 +62,13 @@ SHMEM_API int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const sh
 SHMEM_API void shmem_team_destroy(shmem_team_t team);
 /* Local address of `pe`'s (team PE number) copy of dest, or NULL if not load/store reachable. */
 SHMEM_API void* shmem_team_ptr(shmem_team_t team, const void* dest, int pe);
+/* A context whose point-to-point calls number PEs within `team` (not collective). Returns
+ * 0, or nonzero with SHMEM_CTX_INVALID for SHMEM_TEAM_INVALID or unknown options. Destroy
+ * it with shmem_ctx_destroy before the team. shmem_ctx_get_team gives the team back
+ * (SHMEM_TEAM_WORLD for SHMEM_CTX_DEFAULT and shmem_ctx_create's contexts; nonzero and
+ * SHMEM_TEAM_INVALID for SHMEM_CTX_INVALID). */
+SHMEM_API int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t* ctx);
+SHMEM_API int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t* team);
 
 /* ---- synchronisation ----
  * shmem_team_sync: every member has arrived (no memory completion implied). The active-set

@@ -3,6 +3,7 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "capi/p2p_common.hpp"
 #include "capi/team_handle.hpp"
 #include "common/log.hpp"
 
@@ -141,6 +142,35 @@ int shmemx_team_barrier(shmem_team_t team) {
   if (!t) return -1;
   r->quiet();
   t->sync();
+  return 0;
+}
+
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t* ctx) {
+  static const char* call = "shmem_team_create_ctx";
+  Team* t = team_of(rt(call), team);
+  if (!t) {
+    *ctx = SHMEM_CTX_INVALID;
+    return 1;
+  }
+  // The context keeps the handle itself (a predefined team's constant included), so
+  // shmem_ctx_get_team returns a handle that compares equal to the one given here.
+  return symmem::capi::create_ctx(call, options, reinterpret_cast<symmem_team_s*>(team), t->start, t->stride,
+                                  t->size, ctx);
+}
+
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t* team) {
+  static const char* call = "shmem_ctx_get_team";
+  if (ctx == SHMEM_CTX_INVALID) {
+    *team = SHMEM_TEAM_INVALID;
+    return 1;
+  }
+  if (ctx == SHMEM_CTX_DEFAULT) {
+    (void)rt(call);
+    *team = SHMEM_TEAM_WORLD;
+    return 0;
+  }
+  (void)symmem::capi::resolve(call, ctx);  // reports a destroyed or foreign context
+  *team = ctx->team ? reinterpret_cast<shmem_team_t>(ctx->team) : SHMEM_TEAM_WORLD;
   return 0;
 }
 

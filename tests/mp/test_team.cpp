@@ -256,3 +256,49 @@ TEST(Team, CreateDestroyLoopDoesNotLeak) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Team, ContextsOnTeams) {
+  const int n = npes();
+  long* box = static_cast<long*>(shmem_calloc(size_t(n), sizeof(long)));
+  shmem_barrier_all();
+  shmem_team_t rev = SHMEM_TEAM_INVALID;
+  ASSERT_EQ(shmem_team_split_strided(SHMEM_TEAM_WORLD, n - 1, -1, n, nullptr, 0, &rev), 0);
+  shmem_ctx_t ctx = SHMEM_CTX_INVALID;
+  ASSERT_EQ(shmem_team_create_ctx(rev, 0, &ctx), 0);
+  ASSERT_NE(ctx, SHMEM_CTX_INVALID);
+  shmem_team_t back = SHMEM_TEAM_INVALID;
+  EXPECT_EQ(shmem_ctx_get_team(ctx, &back), 0);
+  EXPECT_EQ(back, rev);
+  // The context numbers PEs within the reversed team: its PE 0 is world PE n-1, where
+  // every PE leaves its number.
+  long mine = me() + 1;
+  shmem_ctx_putmem(ctx, &box[me()], &mine, sizeof(long), 0);
+  shmem_ctx_quiet(ctx);
+  shmem_barrier_all();
+  if (me() == n - 1) {
+    for (int p = 0; p < n; ++p) EXPECT_EQ(box[p], p + 1) << "from PE " << p;
+  }
+  shmem_ctx_destroy(ctx);
+  // Predefined and default contexts.
+  ASSERT_EQ(shmem_team_create_ctx(SHMEM_TEAM_WORLD, 0, &ctx), 0);
+  EXPECT_EQ(shmem_ctx_get_team(ctx, &back), 0);
+  EXPECT_EQ(back, SHMEM_TEAM_WORLD);
+  shmem_ctx_destroy(ctx);
+  EXPECT_EQ(shmem_ctx_get_team(SHMEM_CTX_DEFAULT, &back), 0);
+  EXPECT_EQ(back, SHMEM_TEAM_WORLD);
+  ASSERT_EQ(shmem_ctx_create(0, &ctx), 0);
+  EXPECT_EQ(shmem_ctx_get_team(ctx, &back), 0);
+  EXPECT_EQ(back, SHMEM_TEAM_WORLD);
+  shmem_ctx_destroy(ctx);
+  EXPECT_NE(shmem_ctx_get_team(SHMEM_CTX_INVALID, &back), 0);
+  EXPECT_EQ(back, SHMEM_TEAM_INVALID);
+  ctx = SHMEM_CTX_DEFAULT;
+  EXPECT_NE(shmem_team_create_ctx(SHMEM_TEAM_INVALID, 0, &ctx), 0);
+  EXPECT_EQ(ctx, SHMEM_CTX_INVALID);
+  shmem_team_destroy(rev);
+  shmem_free(box);
+}
+
+}  // namespace
