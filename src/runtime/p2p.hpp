@@ -144,9 +144,11 @@ inline uint64_t* signal_addr(Impl& r, const char* call, const uint64_t* sig, int
   return amo_addr(r, call, sig, pe);
 }
 
-// Copies may use non-temporal stores from this size on (glibc's threshold is larger);
-// those are not ordered by the signal's locked instruction, so they need a store fence.
-inline constexpr size_t kNonTemporalMin = 16384;
+// From this size on a copy may use weakly ordered stores (glibc switches to `rep movsb`
+// at 2048 bytes or more, to non-temporal stores far above): the signal's locked update is
+// not relied on to order them (docs/memory-model.md), a store fence does. Below it the
+// copy is ordinary stores, which x86 keeps in order before the signal.
+inline constexpr size_t kWeakCopyMin = 2048;
 
 inline void put_signal(Impl& r, const char* call, void* dest, const void* src, size_t n, uint64_t* sig,
                        uint64_t value, int op, int pe) {
@@ -154,7 +156,7 @@ inline void put_signal(Impl& r, const char* call, void* dest, const void* src, s
   uint64_t* rs = signal_addr(r, call, sig, pe);
   char* rd = r.translate(call, dest, n, pe);
   if (n) shm::put(rd, src, n);
-  if (n >= kNonTemporalMin) shm::fence();
+  if (n >= kWeakCopyMin) shm::fence();
   signal_update(r, call, rs, value, op, pe);
 }
 
