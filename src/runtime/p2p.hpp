@@ -17,6 +17,7 @@
 // Plain puts do not wake: their target sleeps at most wait_max_sleep_us x 4 between polls.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -186,12 +187,22 @@ inline T load(const T* p) {
 }
 
 // Blocks until done() holds: spin, yield, then sleep on `owner`'s user_wake generation.
+// The spin budget adapts as in Impl::wait_word_ge (shared with the barrier's waits).
 template <class Done>
 inline void wait_for(Impl& r, int owner, Done done) {
   if (done()) return;
-  Backoff b(r.wait_);
+  WaitPolicy p = r.wait_;
+  const int budget = r.spin_budget_.load(std::memory_order_relaxed);
+  p.spin = budget < p.spin ? budget : p.spin;
+  Backoff b(p);
+  int polls = 0;
+  auto adapt = [&] {
+    int next = polls <= p.spin ? std::min(r.wait_.spin, budget + budget / 8 + 1) : std::max(Impl::kMinSpin, budget / 2);
+    if (next != budget) r.spin_budget_.store(next, std::memory_order_relaxed);
+  };
   WaitWord& w = r.meta(owner)->user_wake;
   for (;;) {
+    ++polls;
     if (!b.sleeping()) {
       b.pause();
     } else {
@@ -200,9 +211,9 @@ inline void wait_for(Impl& r, int owner, Done done) {
       bool ok = done();
       if (!ok) b.pause_on(&w.v, gen);
       w.sleepers.fetch_sub(1, std::memory_order_release);
-      if (ok) return;
+      if (ok) return adapt();
     }
-    if (done()) return;
+    if (done()) return adapt();
   }
 }
 
