@@ -312,9 +312,10 @@ void Runtime::Impl::fail(Errc code, const char* call, const char* fmt, ...) {
 }
 
 void Runtime::Impl::global_exit(int status) {
+  // Flush first: once the key is set the launcher may end every PE, this one included.
+  std::fflush(nullptr);
   // The launcher watches this key and ends every PE of the job with `status`.
   if (store_) (void)store_->set(kGlobalExitKey, std::to_string(status) + " " + std::to_string(rank_));
-  std::fflush(nullptr);
   _exit(status);
 }
 
