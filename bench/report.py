@@ -498,9 +498,9 @@ def page(d, made):
   configuration for that benchmark. None of these count for or against symmem in a ratio.
 - 4 and 8 PEs run on 2 cores: that is oversubscription, where waiting strategies matter
   more than copy speed.
-- **Placement**: all three pin each PE to its own core when the PEs fit on the cores (2 PEs
-  here: `mpirun` / `oshrun` by default, symmem by `SYMMEM_BIND`, on by default) and pin
-  nothing when oversubscribed.
+- **Placement**: at 2 PEs all three pin each PE to its own core (`mpirun` / `oshrun` by
+  default, symmem by `SYMMEM_BIND`, on by default). Oversubscribed, `mpirun` / `oshrun`
+  pin nothing, while symmem pins PEs round-robin over the cores.
 """)
     L.append("## Headline figures\n")
     L.append(headline_table(d))
