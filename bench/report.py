@@ -454,6 +454,18 @@ def page(d, made):
     L.append(f"Produced by `bench/compare.sh` ({m.get('mode', '?')} mode) on {m.get('date', '?')}. "
              "Every number on this page, in `performance.csv` and in the plots comes from that "
              "one invocation; rerun the command to reproduce it on your machine.\n")
+    try:
+        loads = [float(m[k].split()[0]) for k in ("load_start", "load_end") if k in m]
+        cores = int(m.get("cores", "0").split()[0])
+    except (ValueError, IndexError):
+        loads, cores = [], 0
+    if loads and cores and max(loads) > cores + 0.5:
+        L.append(f"> **Measured on a busy machine**: the 1-minute load average was "
+                 f"{' and '.join(f'{x:.1f}' for x in loads)} (start and end) on {cores} cores, "
+                 "because other work was running. Every figure below is perturbed by it, the "
+                 "limits most (a pinned thread that loses its core makes the cache-line "
+                 "ping-pong look slow); rerun `bench/compare.sh --wait-quiet 20` on an idle "
+                 "machine for numbers to quote.\n")
     L.append("## Machine and versions\n")
     L.append("| | |\n|---|---|")
     for k, label in [("cpu", "CPU"), ("caches", "caches"), ("cores", "cores"), ("memory", "memory"), ("kernel", "kernel"),
