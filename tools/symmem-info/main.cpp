@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <openssl/crypto.h>
+
 #include "common/config.hpp"
 #include "shmem.h"
 
@@ -14,7 +16,13 @@ int main(int argc, char** argv) {
   auto cfg = symmem::Config::from_env();
   std::printf("symmem %s (OpenSHMEM %d.%d)\n", SHMEM_VENDOR_STRING + 7, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
   std::printf("transports: shm (on-node load/store into mapped peer heaps)\n");
-  std::printf("launcher variables: SYMMEM_RANK SYMMEM_NPES SYMMEM_STORE SYMMEM_STORE_MAGIC SYMMEM_JOB_ID\n\n");
+  std::printf("launcher variables: SYMMEM_RANK SYMMEM_NPES SYMMEM_STORE SYMMEM_STORE_MAGIC SYMMEM_STORE_SECRET "
+              "SYMMEM_STORE_TLS SYMMEM_JOB_ID\n");
+  std::printf("bootstrap: store over TCP, TLS 1.3 (%s) with a PSK from the job secret by default; init modes "
+              "DEFAULT (symmem-run, Open MPI, PMI, Slurm, torchrun), UNIQUEID, MPI (libsymmem_mpi)\n",
+              OpenSSL_version(OPENSSL_VERSION));
+  std::printf("other launchers read: OMPI_COMM_WORLD_RANK/SIZE/LOCAL_SIZE, PMI_RANK/SIZE, SLURM_PROCID/NTASKS/"
+              "JOB_ID/STEP_ID, RANK/WORLD_SIZE/LOCAL_WORLD_SIZE/MASTER_ADDR/MASTER_PORT\n\n");
   if (!cfg.ok()) {
     std::fprintf(stderr, "symmem-info: %s\n", cfg.status().message().c_str());
     cfg = symmem::Config();
