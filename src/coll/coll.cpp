@@ -69,6 +69,15 @@ void slice(size_t n, size_t es, int parts, int i, size_t* lo, size_t* hi) {
   *hi = std::min(n, *lo + q);
 }
 
+// out[0..m) = x_0 OP x_1 OP ... OP x_last, operand i at operand(i), in that order; out
+// overlaps no operand. The first two are combined in one pass (no copy of x_0 first).
+template <class Operand>
+void fold(void* out, int last, size_t m, ReduceFn fn, size_t es, Operand operand) {
+  if (last == 0) return (void)std::memcpy(out, operand(0), m * es);
+  fn->combine(out, operand(0), operand(1), m);
+  for (int i = 2; i <= last; ++i) fn->acc(out, operand(i), m);
+}
+
 // out[lo..hi) = src_0 OP src_1 OP ... OP src_last over [lo, hi) elements, read from the
 // members' buffers at symmetric address `src`. `out` may be any member's source (in place).
 void reduce_range(Group& g, void* out, const void* src, size_t lo, size_t hi, size_t es, ReduceFn fn, int last) {
@@ -76,8 +85,7 @@ void reduce_range(Group& g, void* out, const void* src, size_t lo, size_t hi, si
   size_t step = std::max<size_t>(1, kChunkBytes / es);
   for (size_t a = lo; a < hi; a += step) {
     size_t m = std::min(step, hi - a);
-    std::memcpy(tmp, cp(g.at(src, 0)) + a * es, m * es);
-    for (int i = 1; i <= last; ++i) fn(tmp, cp(g.at(src, i)) + a * es, m);
+    fold(tmp, last, m, fn, es, [&](int i) { return cp(g.at(src, i)) + a * es; });
     std::memcpy(mp(out) + a * es, tmp, m * es);
   }
 }
@@ -195,13 +203,12 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
     std::memcpy(g.scratch(me, par), src, bytes);
     g.sync();
     // dest is read by nobody else and may be my source (already staged).
-    std::memcpy(dest, g.scratch(0, par), bytes);
-    for (int i = 1; i < size; ++i) fn(dest, g.scratch(i, par), n);
+    fold(dest, size - 1, n, fn, es, [&](int i) { return g.scratch(i, par); });
     return;
   }
   // Reduce-scatter with the result pushed: member `me` reduces slice `me` from every
-  // member's source, chunk by chunk through an L1 buffer, and stores each finished chunk
-  // into every member's dest. Each member reads n/n of the data and writes n/n, like one
+  // member's source, chunk by chunk into an L1 buffer (the first two sources combined in
+  // one pass), and stores each finished chunk into every member's dest. Each member reads n/n of the data and writes n/n, like one
   // memcpy. In place, chunk c of slice `me` is read (from every source) only by me and
   // only before I overwrite it.
   g.sync();
@@ -212,8 +219,7 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
   const size_t step = std::max<size_t>(1, kChunkBytes / es);
   for (size_t a = lo; a < hi; a += step) {
     const size_t m = std::min(step, hi - a);
-    std::memcpy(tmp, cp(g.at(src, 0)) + a * es, m * es);
-    for (int i = 1; i < size; ++i) fn(tmp, cp(g.at(src, i)) + a * es, m);
+    fold(tmp, size - 1, m, fn, es, [&](int i) { return cp(g.at(src, i)) + a * es; });
     for (int k = 0; k < size; ++k) {
       int i = (me + k) % size;
       copy_out(mp(g.at(dest, i)) + a * es, tmp, m * es, stream);
@@ -241,8 +247,7 @@ void scan(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn f
       std::memset(dest, 0, bytes);
       return;
     }
-    std::memcpy(dest, g.scratch(0, par), bytes);
-    for (int i = 1; i <= last; ++i) fn(dest, g.scratch(i, par), n);
+    fold(dest, last, n, fn, es, [&](int i) { return g.scratch(i, par); });
     return;
   }
   // Direct: members after me still read my source until the closing sync, so an in-place

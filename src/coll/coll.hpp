@@ -8,13 +8,14 @@
 #include <cstdint>
 #include <atomic>
 
+#include "coll/reduce_ops.hpp"
 #include "runtime/runtime_impl.hpp"
 #include "team/team.hpp"
 
 namespace symmem::coll {
 
-// acc[i] = acc[i] OP in[i] for i < n elements.
-using ReduceFn = void (*)(void* acc, const void* in, size_t n);
+// A reduction operation on one element type (its kernels: coll/reduce_ops.hpp).
+using ReduceFn = const ReduceOp*;
 
 class Group {
  public:
