@@ -27,9 +27,18 @@ namespace symmem::coll {
 namespace {
 
 constexpr size_t kChunkBytes = 4096;  // reduced at a time in an L1-resident buffer
-// From this size on, reduction results bypass the caches (non-temporal stores): the dest
-// lines are not read first, and the data does not evict the sources still to be read.
-constexpr size_t kStreamBytes = 1 << 20;
+
+// Whether a collective that writes `total` bytes into this PE's buffers streams them past
+// the caches: the same threshold as RMA (shm::stream_copy_min, half the last-level cache
+// by default), for the same reason (the dest lines are not read first, and the data does
+// not evict the sources still to be read).
+bool streams(size_t total) { return total >= shm::stream_copy_min; }
+
+// One block of a direct (large) collective; `total`: what the whole call writes here.
+void copy_block(void* d, const void* s, size_t bytes, size_t total) {
+  if (streams(total)) shm::stream_copy(d, s, bytes);
+  else std::memcpy(d, s, bytes);
+}
 
 const char* cp(const void* p) { return static_cast<const char*>(p); }
 char* mp(void* p) { return static_cast<char*>(p); }
@@ -108,7 +117,7 @@ void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bo
     return;
   }
   g.sync();
-  if (me != root) std::memcpy(dest, g.at(src, root), bytes);
+  if (me != root) shm::copy(dest, g.at(src, root), bytes);
   else if (root_gets) move_local(dest, src, bytes);
   g.sync();
 }
@@ -130,7 +139,7 @@ void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
   g.sync();
   for (int k = 0; k < n; ++k) {
     int i = (me + k) % n;  // members start on different peers
-    std::memcpy(mp(dest) + size_t(i) * bytes, g.at(src, i), bytes);
+    copy_block(mp(dest) + size_t(i) * bytes, g.at(src, i), bytes, bytes * size_t(n));
   }
   g.sync();
 }
@@ -145,11 +154,16 @@ void collect(Group& g, void* dest, const void* src, size_t bytes) {
   if (staged(bytes) && bytes) std::memcpy(g.scratch(me, par), src, bytes);
   g.sync();
   bool any_direct = false;
+  size_t total = 0;
+  for (int i = 0; i < n; ++i) {
+    uint64_t b = __atomic_load_n(g.size_word(i, par), __ATOMIC_RELAXED);
+    any_direct |= !staged(b);
+    total += b;
+  }
   size_t off = 0;
   for (int i = 0; i < n; ++i) {
     uint64_t b = __atomic_load_n(g.size_word(i, par), __ATOMIC_RELAXED);
-    if (!staged(b)) any_direct = true;
-    if (b) std::memcpy(mp(dest) + off, i == me ? src : staged(b) ? g.scratch(i, par) : g.at(src, i), b);
+    if (b) copy_block(mp(dest) + off, i == me ? src : staged(b) ? g.scratch(i, par) : g.at(src, i), b, total);
     off += b;
   }
   if (any_direct) g.sync();  // the same decision on every member: all read the same sizes
@@ -175,7 +189,7 @@ void alltoall(Group& g, void* dest, const void* src, size_t block) {
   g.sync();
   for (int k = 0; k < n; ++k) {
     int i = (me + k) % n;
-    std::memcpy(mp(dest) + size_t(i) * block, cp(g.at(src, i)) + size_t(me) * block, block);
+    copy_block(mp(dest) + size_t(i) * block, cp(g.at(src, i)) + size_t(me) * block, block, total);
   }
   g.sync();
 }
@@ -214,7 +228,7 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
   g.sync();
   size_t lo, hi;
   slice(n, es, size, me, &lo, &hi);
-  const bool stream = bytes >= kStreamBytes;
+  const bool stream = streams(bytes);
   alignas(64) char tmp[kChunkBytes];
   const size_t step = std::max<size_t>(1, kChunkBytes / es);
   for (size_t a = lo; a < hi; a += step) {

@@ -54,6 +54,22 @@ WaitPolicy make_wait_policy(const Config& c, int local_pes) {
   return w;
 }
 
+// The size of the largest CPU cache this process's CPU shares, from sysfs (sysconf's figure
+// comes from CPUID, which virtual machines often misreport); 0 when unknown.
+size_t last_level_cache_bytes() {
+  size_t best = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+    unsigned long long v = 0;
+    char unit = 0;
+    if (!(f >> v)) continue;
+    f >> unit;
+    size_t bytes = v * (unit == 'K' ? 1024ull : unit == 'M' ? 1ull << 20 : unit == 'G' ? 1ull << 30 : 1ull);
+    best = std::max(best, bytes);
+  }
+  return best;
+}
+
 // How this PE joins its job.
 struct JoinPlan {
   int rank = 0, npes = 1;
@@ -560,6 +576,11 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   // 7. routes, waiting, metadata; then every PE is ready
   routes_ = RouteTable(std::vector<Route>(size_t(npes_), Route::kShm));
   wait_ = make_wait_policy(cfg_, npes_);
+  {
+    // copies of at least half the last-level cache stream past it (transport/shm/shm_ops.hpp)
+    size_t llc = last_level_cache_bytes();
+    shm::stream_copy_min = cfg_.stream_copy > 0 ? size_t(cfg_.stream_copy) : llc ? llc / 2 : size_t(16) << 20;
+  }
   spin_budget_.store(wait_.spin, std::memory_order_relaxed);
   {
     unsigned cores = std::thread::hardware_concurrency();

@@ -5,12 +5,58 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 namespace symmem::shm {
 
-inline void put(void* remote, const void* src, size_t n) { std::memcpy(remote, src, n); }
-inline void get(void* dst, const void* remote, size_t n) { std::memcpy(dst, remote, n); }
+// Copies of at least this many bytes bypass the caches (non-temporal stores); set once at
+// init (runtime: SYMMEM_STREAM_COPY, by default half the last-level cache). A copy whose
+// source and destination do not both fit in that cache gains nothing from writing through
+// it: each destination line would be read first (read-for-ownership) only to be evicted
+// again, so streaming moves two bytes of memory traffic per byte instead of three. Smaller
+// copies stay ordinary: their destination is likely read soon, from the cache.
+inline size_t stream_copy_min = SIZE_MAX;
+
+// The non-temporal copy. Ends with an SFENCE, so its stores are ordered before every later
+// store of this thread like ordinary ones (a flag published after a get, the signal of a
+// put-with-signal): callers need not know which kind of copy ran.
+inline void stream_copy(void* dst, const void* src, size_t n) {
+#if defined(__x86_64__)
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  size_t head = (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15;  // align the stores
+  if (head > n) head = n;
+  std::memcpy(d, s, head);
+  size_t i = head;
+  for (; i + 64 <= n; i += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
+    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 48), e);
+  }
+  std::memcpy(d + i, s + i, n - i);
+  _mm_sfence();
+#else
+  std::memcpy(dst, src, n);
+#endif
+}
+
+// Every bulk copy between PEs (RMA and collectives) goes through here.
+inline void copy(void* dst, const void* src, size_t n) {
+  if (n >= stream_copy_min) stream_copy(dst, src, n);
+  else std::memcpy(dst, src, n);
+}
+
+inline void put(void* remote, const void* src, size_t n) { copy(remote, src, n); }
+inline void get(void* dst, const void* remote, size_t n) { copy(dst, remote, n); }
 
 // Orders this thread's earlier stores before its later ones, as seen by every other core:
 // shmem_fence. On x86 ordinary stores are already ordered (TSO); what needs the SFENCE is
