@@ -454,7 +454,7 @@ TEST(Coll, BackToBackWithoutBarriers) {
   shmem_free(src);
 }
 
-// Large reductions (the non-temporal path from 1 MiB on), out of place, in place and at a
+// Large reductions (the non-temporal path under SYMMEM_STREAM_COPY=4096: mp.coll.stream), out of place, in place and at a
 // dest that is not 16-byte aligned, against the sequential reference in PE order.
 TEST(Coll, LargeSumAllPlacements) {
   const size_t m = (size_t(1) << 18) + 3;  // 2 MiB of doubles and a bit
