@@ -17,9 +17,6 @@
 #include <algorithm>
 #include <cstring>
 #include <vector>
-#if defined(__x86_64__)
-#include <emmintrin.h>
-#endif
 
 #include "common/wait.hpp"
 
@@ -40,30 +37,15 @@ void copy_block(void* d, const void* s, size_t bytes, size_t total) {
   else std::memcpy(d, s, bytes);
 }
 
+// A finished chunk of a large reduction, out of the L1 buffer; streamed chunks are ordered
+// once, after the last (shm::fence before the closing sync).
+void copy_out(char* d, const char* s, size_t bytes, bool stream) {
+  if (stream) shm::stream_stores(d, s, bytes);
+  else std::memcpy(d, s, bytes);
+}
+
 const char* cp(const void* p) { return static_cast<const char*>(p); }
 char* mp(void* p) { return static_cast<char*>(p); }
-
-// Copies a finished chunk out of the L1 buffer; `stream`: with non-temporal stores where
-// the target is 16-byte aligned (stream_fence() orders them before the next sync).
-void copy_out(char* d, const char* s, size_t bytes, bool stream) {
-#if defined(__x86_64__)
-  if (stream && (reinterpret_cast<uintptr_t>(d) & 15) == 0) {
-    size_t i = 0;
-    for (; i + 16 <= bytes; i += 16)
-      _mm_stream_si128(reinterpret_cast<__m128i*>(d + i), _mm_load_si128(reinterpret_cast<const __m128i*>(s + i)));
-    if (i < bytes) std::memcpy(d + i, s + i, bytes - i);
-    return;
-  }
-#endif
-  (void)stream;
-  std::memcpy(d, s, bytes);
-}
-
-void stream_fence() {
-#if defined(__x86_64__)
-  _mm_sfence();
-#endif
-}
 
 void move_local(void* dest, const void* src, size_t bytes) {
   if (dest != src && bytes) std::memmove(dest, src, bytes);
@@ -222,9 +204,9 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
   }
   // Reduce-scatter with the result pushed: member `me` reduces slice `me` from every
   // member's source, chunk by chunk into an L1 buffer (the first two sources combined in
-  // one pass), and stores each finished chunk into every member's dest. Each member reads n/n of the data and writes n/n, like one
-  // memcpy. In place, chunk c of slice `me` is read (from every source) only by me and
-  // only before I overwrite it.
+  // one pass), and stores each finished chunk into every member's dest. Each member reads
+  // n/n of the data and writes n/n, like one memcpy. In place, chunk c of slice `me` is
+  // read (from every source) only by me and only before I overwrite it.
   g.sync();
   size_t lo, hi;
   slice(n, es, size, me, &lo, &hi);
@@ -239,7 +221,7 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
       copy_out(mp(g.at(dest, i)) + a * es, tmp, m * es, stream);
     }
   }
-  if (stream) stream_fence();
+  if (stream) shm::fence();
   g.sync();
 }
 
@@ -317,7 +299,7 @@ void take_token(long* w, const WaitPolicy& policy) {
 // were posted, so back-to-back barriers on one pSync need no reset, and every word is back
 // to SHMEM_SYNC_VALUE (0) once all members have left.
 void PsyncGroup::sync() {
-  stream_fence();  // earlier non-temporal stores (large memcpy) are visible once peers leave
+  shm::fence();  // earlier non-temporal stores (large copies) are visible once peers leave
   for (int r = 0, dist = 1; dist < size_; ++r, dist <<= 1) {
     post_token(at(psync_ + r, (me_ + dist) % size_));
     take_token(psync_ + r, rt_->wait_);

@@ -21,10 +21,9 @@ namespace symmem::shm {
 // copies stay ordinary: their destination is likely read soon, from the cache.
 inline size_t stream_copy_min = SIZE_MAX;
 
-// The non-temporal copy. Ends with an SFENCE, so its stores are ordered before every later
-// store of this thread like ordinary ones (a flag published after a get, the signal of a
-// put-with-signal): callers need not know which kind of copy ran.
-inline void stream_copy(void* dst, const void* src, size_t n) {
+// Non-temporal stores of n bytes from src to dst (any alignment, any length), without the
+// closing fence: for callers that stream many pieces and order them once (fence() below).
+inline void stream_stores(void* dst, const void* src, size_t n) {
 #if defined(__x86_64__)
   char* d = static_cast<char*>(dst);
   const char* s = static_cast<const char*>(src);
@@ -43,20 +42,10 @@ inline void stream_copy(void* dst, const void* src, size_t n) {
     _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 48), e);
   }
   std::memcpy(d + i, s + i, n - i);
-  _mm_sfence();
 #else
   std::memcpy(dst, src, n);
 #endif
 }
-
-// Every bulk copy between PEs (RMA and collectives) goes through here.
-inline void copy(void* dst, const void* src, size_t n) {
-  if (n >= stream_copy_min) stream_copy(dst, src, n);
-  else std::memcpy(dst, src, n);
-}
-
-inline void put(void* remote, const void* src, size_t n) { copy(remote, src, n); }
-inline void get(void* dst, const void* remote, size_t n) { copy(dst, remote, n); }
 
 // Orders this thread's earlier stores before its later ones, as seen by every other core:
 // shmem_fence. On x86 ordinary stores are already ordered (TSO); what needs the SFENCE is
@@ -70,6 +59,23 @@ inline void fence() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
 #endif
 }
+
+// The non-temporal copy, ordered like ordinary stores before every later store of this
+// thread (a flag published after a get, the signal of a put-with-signal): callers need not
+// know which kind of copy ran.
+inline void stream_copy(void* dst, const void* src, size_t n) {
+  stream_stores(dst, src, n);
+  fence();
+}
+
+// Every bulk copy between PEs (RMA and the collectives' direct copies) goes through here.
+inline void copy(void* dst, const void* src, size_t n) {
+  if (n >= stream_copy_min) stream_copy(dst, src, n);
+  else std::memcpy(dst, src, n);
+}
+
+inline void put(void* remote, const void* src, size_t n) { copy(remote, src, n); }
+inline void get(void* dst, const void* remote, size_t n) { copy(dst, remote, n); }
 
 // Completes (makes globally visible) every earlier load and store of this thread before
 // any later one: shmem_quiet. MFENCE, not the LOCK-prefixed instruction a C++ seq_cst
