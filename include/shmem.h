@@ -1,4 +1,4 @@
-/* shmem.h — the OpenSHMEM 1.5 C API of symmem.
+/* shmem.h — the OpenSHMEM 1.5 C API of symmem (with the 1.6 additions listed in docs/p2p.md).
  *
  * Programs written against the OpenSHMEM standard compile against this header unchanged
  * and link with -lsymmem (pkg-config --cflags --libs symmem). Semantics are those of the
@@ -52,6 +52,14 @@ SHMEM_API int shmem_addr_accessible(const void* addr, int pe);
 SHMEM_API void* shmem_ptr(const void* dest, int pe);
 SHMEM_API void shmem_info_get_version(int* major, int* minor);
 SHMEM_API void shmem_info_get_name(char* name);
+/* OpenSHMEM 1.6: *initialized = nonzero between an init call and the matching
+ * shmem_finalize, 0 otherwise. May be called at any time, from any thread. */
+SHMEM_API void shmem_query_initialized(int* initialized);
+
+/* Profiling control (OpenSHMEM 1.5 profiling interface): symmem itself does nothing with
+ * it and returns at once; a profiling library that interposes shmem_pcontrol sees the
+ * level (<= 0 off, 1 default, 2 flush, > 2 its own meaning) and any further arguments. */
+SHMEM_API void shmem_pcontrol(const int level, ...);
 
 /* ---- memory management (collective) ---- */
 SHMEM_API void* shmem_malloc(size_t size);
@@ -59,6 +67,16 @@ SHMEM_API void* shmem_calloc(size_t count, size_t size);
 SHMEM_API void* shmem_align(size_t alignment, size_t size);
 SHMEM_API void* shmem_realloc(void* ptr, size_t size);
 SHMEM_API void shmem_free(void* ptr);
+
+/* Hints of shmem_malloc_with_hints (bitwise or). They are advice: on the shared-memory
+ * route atomics and signal updates are CPU atomics on the peer's mapped memory wherever
+ * the object lives, so every hint (known or not) gives the memory of shmem_malloc. */
+#define SHMEM_MALLOC_ATOMICS_REMOTE (1L << 0) /* mostly atomics, from PEs of other nodes */
+#define SHMEM_MALLOC_SIGNAL_REMOTE (1L << 1)  /* mostly signal words, from PEs of other nodes */
+/* Collective like shmem_malloc (same size and hints on every PE): size 0 returns NULL with
+ * no barrier, otherwise the block is suitably aligned for any type and every PE has left
+ * the call's barrier when it returns. */
+SHMEM_API void* shmem_malloc_with_hints(size_t size, long hints);
 
 /* ---- RMA ---- */
 SHMEM_API void shmem_putmem(void* dest, const void* source, size_t nelems, int pe);
@@ -89,6 +107,29 @@ SHMEM_API void shmem_fence(void);
 SHMEM_API void shmem_quiet(void);
 SHMEM_API void shmem_barrier_all(void);
 SHMEM_API void shmem_sync_all(void);
+
+/* ---- deprecated API (OpenSHMEM "Deprecated API" table), kept for existing programs ----
+ * Declared without a deprecation attribute, so that programs built with -Werror keep
+ * building; docs/p2p.md lists the replacements. */
+/* Initializes like shmem_init (npes is ignored); a second call does nothing. The library
+ * is finalized implicitly at exit (a collective shmem_finalize run by atexit) unless the
+ * program called shmem_finalize itself. */
+SHMEM_API void start_pes(int npes);
+SHMEM_API int _my_pe(void);   /* shmem_my_pe */
+SHMEM_API int _num_pes(void); /* shmem_n_pes */
+SHMEM_API void* shmalloc(size_t size);                     /* shmem_malloc */
+SHMEM_API void shfree(void* ptr);                          /* shmem_free */
+SHMEM_API void* shrealloc(void* ptr, size_t size);         /* shmem_realloc */
+SHMEM_API void* shmemalign(size_t alignment, size_t size); /* shmem_align */
+/* Cache management of SGI SHMEM (removed from the standard after 1.4): symmem runs on
+ * cache-coherent hardware, where there is nothing to flush or invalidate, so these
+ * return at once and need no initialized library. */
+SHMEM_API void shmem_clear_cache_inv(void);
+SHMEM_API void shmem_set_cache_inv(void);
+SHMEM_API void shmem_clear_cache_line_inv(void* dest);
+SHMEM_API void shmem_set_cache_line_inv(void* dest);
+SHMEM_API void shmem_udcflush(void);
+SHMEM_API void shmem_udcflush_line(void* dest);
 
 #ifdef __cplusplus
 } /* extern "C" */

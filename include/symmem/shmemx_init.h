@@ -105,8 +105,9 @@ typedef enum {
 } shmemx_init_status_t;
 /* State of the selected instance. */
 SHMEM_API int shmemx_init_status(void);
-/* OpenSHMEM 1.6: *initialized = 1 between init and finalize of the selected instance. */
-SHMEM_API int shmem_query_initialized(int* initialized);
+/* Extension (the standard has shmem_query_initialized only, in shmem.h): *finalized = 1
+ * once shmem_finalize has ended the last instance. Returns SHMEMX_SUCCESS, or
+ * SHMEMX_INVALID_PARAM when finalized is NULL. */
 SHMEM_API int shmem_query_finalized(int* finalized);
 
 /* Instances: independent runtimes of one process, each with its PEs, heap and store. Every

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -174,6 +175,22 @@ void shmem_finalize(void) {
   capi::finalize_instance(capi::g_current);
 }
 
+// Deprecated: shmem_init with implicit finalization. The atexit handler finalizes the
+// default instance if the program left it up (collective, like shmem_finalize: every PE
+// reaches it by returning from main or calling exit).
+void start_pes(int npes) {
+  (void)npes;
+  static bool registered = false;
+  if (capi::g_instances.count(0)) return;  // "calling start_pes more than once has no effect"
+  shmem_init();
+  if (!registered) {
+    registered = true;
+    std::atexit([] {
+      if (capi::g_instances.count(0)) capi::finalize_instance(0);
+    });
+  }
+}
+
 int shmemx_init_attr(shmemx_bootstrap_t flags, shmemx_init_attr_t* attr) {
   InitAttr a;
   if (!capi::to_attr(flags, attr, &a)) return SHMEMX_INVALID_PARAM;
@@ -249,10 +266,8 @@ int shmemx_init_status(void) {
   return capi::g_default ? SHMEMX_STATUS_IS_INITIALIZED : SHMEMX_STATUS_NOT_INITIALIZED;
 }
 
-int shmem_query_initialized(int* initialized) {
-  if (!initialized) return SHMEMX_INVALID_PARAM;
-  *initialized = capi::g_default != nullptr;
-  return SHMEMX_SUCCESS;
+void shmem_query_initialized(int* initialized) {
+  if (initialized) *initialized = capi::g_default != nullptr;
 }
 
 int shmem_query_finalized(int* finalized) {

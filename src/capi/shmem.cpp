@@ -74,6 +74,44 @@ void* shmem_realloc(void* ptr, size_t size) {
 }
 void shmem_free(void* ptr) { rt("shmem_free")->collective_free("shmem_free", ptr); }
 
+// Every hint, known or not, gives shmem_malloc's memory: on the shm route a remote atomic
+// or signal update is a CPU atomic on the peer's mapped heap wherever the block lies, and
+// the standard makes unusable hints plain shmem_malloc.
+void* shmem_malloc_with_hints(size_t size, long hints) {
+  (void)hints;
+  return rt("shmem_malloc_with_hints")
+      ->collective_alloc("shmem_malloc_with_hints", symmem::AllocOp::kMalloc, size, 64, nullptr);
+}
+
+// ---- deprecated names (start_pes is in init.cpp) ----
+int _my_pe(void) { return rt("_my_pe")->rank_; }
+int _num_pes(void) { return rt("_num_pes")->npes_; }
+void* shmalloc(size_t size) {
+  return rt("shmalloc")->collective_alloc("shmalloc", symmem::AllocOp::kMalloc, size, 64, nullptr);
+}
+void shfree(void* ptr) { rt("shfree")->collective_free("shfree", ptr); }
+void* shrealloc(void* ptr, size_t size) {
+  auto* r = rt("shrealloc");
+  if (!ptr) return r->collective_alloc("shrealloc", symmem::AllocOp::kMalloc, size, 64, nullptr);
+  return r->collective_alloc("shrealloc", symmem::AllocOp::kRealloc, size, 64, ptr);
+}
+void* shmemalign(size_t alignment, size_t size) {
+  auto* r = rt("shmemalign");
+  if (alignment == 0 || (alignment & (alignment - 1)))
+    r->fail(symmem::Errc::kInvalidArgument, "shmemalign", "alignment %zu is not a power of two", alignment);
+  return r->collective_alloc("shmemalign", symmem::AllocOp::kAlign, size, alignment, nullptr);
+}
+// Cache management: nothing to do on cache-coherent hardware.
+void shmem_clear_cache_inv(void) {}
+void shmem_set_cache_inv(void) {}
+void shmem_clear_cache_line_inv(void*) {}
+void shmem_set_cache_line_inv(void*) {}
+void shmem_udcflush(void) {}
+void shmem_udcflush_line(void*) {}
+
+// The profiling interface's control call: nothing to control in the library itself.
+void shmem_pcontrol(const int, ...) {}
+
 // ---- RMA ----
 void shmem_putmem(void* d, const void* s, size_t n, int pe) { rt("shmem_putmem")->put("shmem_putmem", d, s, n, pe); }
 void shmem_getmem(void* d, const void* s, size_t n, int pe) { rt("shmem_getmem")->get("shmem_getmem", d, s, n, pe); }

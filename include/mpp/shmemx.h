@@ -1,0 +1,2 @@
+/* mpp/shmemx.h — the deprecated SGI SHMEM header path of shmemx.h. */
+#include <shmemx.h>
