@@ -58,6 +58,14 @@ extern "C" {
 #define SHMEM_SIGNAL_SET 0
 #define SHMEM_SIGNAL_ADD 1
 
+/* Sessions (OpenSHMEM 1.6): an option of shmem_ctx_session_start, and the config_mask bit
+ * that selects shmem_ctx_session_config_t.total_ops. */
+#define SHMEM_CTX_SESSION_BATCH (1L << 0)
+#define SHMEM_CTX_SESSION_TOTAL_OPS (1L << 0)
+typedef struct {
+  size_t total_ops; /* expected number of RMA calls in the session (default SIZE_MAX) */
+} shmem_ctx_session_config_t;
+
 /* The default context is a fixed object of the library (an address constant, usable in
  * static initializers); SHMEM_CTX_INVALID is the null handle. */
 SHMEM_API extern struct symmem_ctx_s symmem_ctx_default;
@@ -81,6 +89,23 @@ SHMEM_API void shmem_ctx_destroy(shmem_ctx_t ctx);
 /* Per-context ordering / completion of the operations issued on `ctx` only. */
 SHMEM_API void shmem_ctx_fence(shmem_ctx_t ctx);
 SHMEM_API void shmem_ctx_quiet(shmem_ctx_t ctx);
+/* OpenSHMEM 1.6: completes the operations issued to the PEs target_pes[0..npes) (numbered
+ * in the context's team; the default context: world PEs), with the guarantees of quiet.
+ * npes 0 returns at once. Every PE listed must be valid for the context. On the
+ * shared-memory route this is a quiet (every operation is complete when it returns; only
+ * weakly ordered stores need the fence, and that fence is not per target). */
+SHMEM_API void shmem_pe_quiet(const int* target_pes, size_t npes);
+SHMEM_API void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int* target_pes, size_t npes);
+/* Sessions (OpenSHMEM 1.6): hints that the operations on `ctx` until session_stop may be
+ * batched. Not collective; they change no completion or ordering guarantee. symmem checks
+ * the context (SHMEM_CTX_INVALID: no action) and that config is not NULL when config_mask
+ * selects one of its fields, then applies nothing: on the shared-memory route every
+ * operation is a load or store done when it returns, so there is nothing to batch.
+ * Unknown option and mask bits are allowed (the standard gives every combination a
+ * meaning: none); a stop without a start does nothing. */
+SHMEM_API void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_ctx_session_config_t* config,
+                                       long config_mask);
+SHMEM_API void shmem_ctx_session_stop(shmem_ctx_t ctx);
 
 /* ---- RMA: context, strided and signal forms ---- */
 SHMEM_API void shmem_ctx_putmem(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe);
@@ -145,6 +170,26 @@ SHMEM_RMA_TYPES(SYMMEM_DECL_CTX_RMA)
                                                   size_t nelems, SYMMEM_SIGNAL_PARAMS);
 SHMEM_RMA_SIZES(SYMMEM_DECL_CTX_SIZED)
 #undef SYMMEM_DECL_CTX_SIZED
+
+/* Interleaved block transfers (OpenSHMEM 1.6): nblocks blocks of bsize elements; block b
+ * goes from source + b*sst to dest + b*dst (strides in elements, each at least bsize;
+ * bsize 1 is iput / iget). ibput's dest and ibget's source are symmetric; completion is
+ * that of iput / iget. A stride below bsize ends the job with one line. */
+#define SYMMEM_IB_PARAMS ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe
+#define SYMMEM_DECL_IB(T, N)                                                                                    \
+  SHMEM_API void shmem_##N##_ibput(T* dest, const T* source, SYMMEM_IB_PARAMS);                                 \
+  SHMEM_API void shmem_##N##_ibget(T* dest, const T* source, SYMMEM_IB_PARAMS);                                 \
+  SHMEM_API void shmem_ctx_##N##_ibput(shmem_ctx_t ctx, T* dest, const T* source, SYMMEM_IB_PARAMS);            \
+  SHMEM_API void shmem_ctx_##N##_ibget(shmem_ctx_t ctx, T* dest, const T* source, SYMMEM_IB_PARAMS);
+SHMEM_RMA_TYPES(SYMMEM_DECL_IB)
+#undef SYMMEM_DECL_IB
+#define SYMMEM_DECL_IB_SIZED(BITS, BYTES)                                                                       \
+  SHMEM_API void shmem_ibput##BITS(void* dest, const void* source, SYMMEM_IB_PARAMS);                           \
+  SHMEM_API void shmem_ibget##BITS(void* dest, const void* source, SYMMEM_IB_PARAMS);                           \
+  SHMEM_API void shmem_ctx_ibput##BITS(shmem_ctx_t ctx, void* dest, const void* source, SYMMEM_IB_PARAMS);      \
+  SHMEM_API void shmem_ctx_ibget##BITS(shmem_ctx_t ctx, void* dest, const void* source, SYMMEM_IB_PARAMS);
+SHMEM_RMA_SIZES(SYMMEM_DECL_IB_SIZED)
+#undef SYMMEM_DECL_IB_SIZED
 
 /* ---- signals ---- */
 /* Atomic read of the calling PE's signal word. */
@@ -255,6 +300,11 @@ SHMEM_AMO_STD_TYPES(SYMMEM_DECL_SYNC_SET)
 
 /* Deprecated: wait while *ivar == cmp_value. */
 SHMEM_API void shmem_wait(long* ivar, long cmp_value);
+#ifndef __cplusplus
+/* Deprecated pre-C11 form of shmem_long_wait_until. In C11 the generic shmem_wait_until
+ * below hides it (call it as (shmem_wait_until)(...)); C++ has the overloads. */
+SHMEM_API void shmem_wait_until(long* ivar, int cmp, long cmp_value);
+#endif
 #define SYMMEM_DECL_WAIT_DEPR(T, N) SHMEM_API void shmem_##N##_wait(T* ivar, T cmp_value);
 SHMEM_WAIT_DEPR_TYPES(SYMMEM_DECL_WAIT_DEPR)
 #undef SYMMEM_DECL_WAIT_DEPR
@@ -418,9 +468,81 @@ SHMEM_AMO_BITWISE_GENERIC_TYPES(SYMMEM_CXX_AMO_BIT)
 
 #define SYMMEM_CXX_SYNC(T, N)                                                                              \
   inline void shmem_wait_until(T* v, int cmp, T x) { shmem_##N##_wait_until(v, cmp, x); }                   \
-  inline int shmem_test(T* v, int cmp, T x) { return shmem_##N##_test(v, cmp, x); }
+  inline int shmem_test(T* v, int cmp, T x) { return shmem_##N##_test(v, cmp, x); }                        \
+  inline void shmem_wait_until(volatile T* v, int cmp, T x) { shmem_##N##_wait_until(const_cast<T*>(v), cmp, x); } \
+  inline int shmem_test(volatile T* v, int cmp, T x) { return shmem_##N##_test(const_cast<T*>(v), cmp, x); }
 SHMEM_P2P_SYNC_GENERIC_TYPES(SYMMEM_CXX_SYNC)
 #undef SYMMEM_CXX_SYNC
+
+/* The set forms on volatile ivars: the same calls. */
+#define SYMMEM_CXX_SYNC_SET_VOL(T, N)                                                                              \
+  inline void shmem_wait_until_all(volatile T* v, size_t n, const int* st, int cmp, T x) {                        \
+    shmem_##N##_wait_until_all(const_cast<T*>(v), n, st, cmp, x);                                               \
+  }                                                                                                               \
+  inline size_t shmem_wait_until_any(volatile T* v, size_t n, const int* st, int cmp, T x) {                      \
+    return shmem_##N##_wait_until_any(const_cast<T*>(v), n, st, cmp, x);                                        \
+  }                                                                                                               \
+  inline size_t shmem_wait_until_some(volatile T* v, size_t n, size_t* ix, const int* st, int cmp, T x) {         \
+    return shmem_##N##_wait_until_some(const_cast<T*>(v), n, ix, st, cmp, x);                                   \
+  }                                                                                                               \
+  inline void shmem_wait_until_all_vector(volatile T* v, size_t n, const int* st, int cmp, const T* x) {          \
+    shmem_##N##_wait_until_all_vector(const_cast<T*>(v), n, st, cmp, x);                                        \
+  }                                                                                                               \
+  inline size_t shmem_wait_until_any_vector(volatile T* v, size_t n, const int* st, int cmp, const T* x) {        \
+    return shmem_##N##_wait_until_any_vector(const_cast<T*>(v), n, st, cmp, x);                                 \
+  }                                                                                                               \
+  inline size_t shmem_wait_until_some_vector(volatile T* v, size_t n, size_t* ix, const int* st, int cmp,         \
+                                             const T* x) {                                                        \
+    return shmem_##N##_wait_until_some_vector(const_cast<T*>(v), n, ix, st, cmp, x);                            \
+  }                                                                                                               \
+  inline int shmem_test_all(volatile T* v, size_t n, const int* st, int cmp, T x) {                               \
+    return shmem_##N##_test_all(const_cast<T*>(v), n, st, cmp, x);                                              \
+  }                                                                                                               \
+  inline size_t shmem_test_any(volatile T* v, size_t n, const int* st, int cmp, T x) {                            \
+    return shmem_##N##_test_any(const_cast<T*>(v), n, st, cmp, x);                                              \
+  }                                                                                                               \
+  inline size_t shmem_test_some(volatile T* v, size_t n, size_t* ix, const int* st, int cmp, T x) {               \
+    return shmem_##N##_test_some(const_cast<T*>(v), n, ix, st, cmp, x);                                         \
+  }                                                                                                               \
+  inline int shmem_test_all_vector(volatile T* v, size_t n, const int* st, int cmp, const T* x) {                 \
+    return shmem_##N##_test_all_vector(const_cast<T*>(v), n, st, cmp, x);                                       \
+  }                                                                                                               \
+  inline size_t shmem_test_any_vector(volatile T* v, size_t n, const int* st, int cmp, const T* x) {              \
+    return shmem_##N##_test_any_vector(const_cast<T*>(v), n, st, cmp, x);                                       \
+  }                                                                                                               \
+  inline size_t shmem_test_some_vector(volatile T* v, size_t n, size_t* ix, const int* st, int cmp, const T* x) { \
+    return shmem_##N##_test_some_vector(const_cast<T*>(v), n, ix, st, cmp, x);                                  \
+  }
+SHMEM_AMO_STD_GENERIC_TYPES(SYMMEM_CXX_SYNC_SET_VOL)
+#undef SYMMEM_CXX_SYNC_SET_VOL
+
+#define SYMMEM_CXX_IB(T, N)                                                                                        \
+  inline void shmem_ibput(T* d, const T* s, SYMMEM_IB_PARAMS) { shmem_##N##_ibput(d, s, dst, sst, bsize, nblocks, pe); } \
+  inline void shmem_ibget(T* d, const T* s, SYMMEM_IB_PARAMS) { shmem_##N##_ibget(d, s, dst, sst, bsize, nblocks, pe); } \
+  inline void shmem_ibput(shmem_ctx_t c, T* d, const T* s, SYMMEM_IB_PARAMS) {                                   \
+    shmem_ctx_##N##_ibput(c, d, s, dst, sst, bsize, nblocks, pe);                                                 \
+  }                                                                                                               \
+  inline void shmem_ibget(shmem_ctx_t c, T* d, const T* s, SYMMEM_IB_PARAMS) {                                   \
+    shmem_ctx_##N##_ibget(c, d, s, dst, sst, bsize, nblocks, pe);                                                 \
+  }
+SHMEM_RMA_GENERIC_TYPES(SYMMEM_CXX_IB)
+#undef SYMMEM_CXX_IB
+
+/* Deprecated generic names (shmem_fetch, shmem_finc, ...), over the deprecated typed forms. */
+#define SYMMEM_CXX_AMO_DEPR_EXT(T, N)                                                   \
+  inline T shmem_fetch(const T* s, int pe) { return shmem_##N##_fetch(s, pe); }        \
+  inline void shmem_set(T* d, T v, int pe) { shmem_##N##_set(d, v, pe); }              \
+  inline T shmem_swap(T* d, T v, int pe) { return shmem_##N##_swap(d, v, pe); }
+SHMEM_AMO_DEPR_EXT_TYPES(SYMMEM_CXX_AMO_DEPR_EXT)
+#undef SYMMEM_CXX_AMO_DEPR_EXT
+#define SYMMEM_CXX_AMO_DEPR(T, N)                                                           \
+  inline T shmem_cswap(T* d, T c, T v, int pe) { return shmem_##N##_cswap(d, c, v, pe); }  \
+  inline T shmem_finc(T* d, int pe) { return shmem_##N##_finc(d, pe); }                    \
+  inline void shmem_inc(T* d, int pe) { shmem_##N##_inc(d, pe); }                          \
+  inline T shmem_fadd(T* d, T v, int pe) { return shmem_##N##_fadd(d, v, pe); }            \
+  inline void shmem_add(T* d, T v, int pe) { shmem_##N##_add(d, v, pe); }
+SHMEM_AMO_DEPR_TYPES(SYMMEM_CXX_AMO_DEPR)
+#undef SYMMEM_CXX_AMO_DEPR
 
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 /* ---- C11 generic selection: the first argument picks the context form ---- */
@@ -476,6 +598,12 @@ SHMEM_API void symmem_c11_type_not_supported(void);
   SYMMEM_GENERIC_CTX_(SHMEM_RMA_GENERIC_TYPES, SYMMEM_S_PUT_SIG, SYMMEM_S_PUT_SIG_C, __VA_ARGS__)
 #define shmem_put_signal_nbi(...) \
   SYMMEM_GENERIC_CTX_(SHMEM_RMA_GENERIC_TYPES, SYMMEM_S_PUT_SIG_NBI, SYMMEM_S_PUT_SIG_NBI_C, __VA_ARGS__)
+#define SYMMEM_S_IBPUT(T, N) SYMMEM_SEL_(T, shmem_##N##_ibput)
+#define SYMMEM_S_IBPUT_C(T, N) SYMMEM_SEL_(T, shmem_ctx_##N##_ibput)
+#define SYMMEM_S_IBGET(T, N) SYMMEM_SEL_(T, shmem_##N##_ibget)
+#define SYMMEM_S_IBGET_C(T, N) SYMMEM_SEL_(T, shmem_ctx_##N##_ibget)
+#define shmem_ibput(...) SYMMEM_GENERIC_CTX_(SHMEM_RMA_GENERIC_TYPES, SYMMEM_S_IBPUT, SYMMEM_S_IBPUT_C, __VA_ARGS__)
+#define shmem_ibget(...) SYMMEM_GENERIC_CTX_(SHMEM_RMA_GENERIC_TYPES, SYMMEM_S_IBGET, SYMMEM_S_IBGET_C, __VA_ARGS__)
 
 /* Atomics: SYMMEM_S_A(OP) makes the pair of selectors of shmem_atomic_OP. */
 #define SYMMEM_S_AF(T, N) SYMMEM_SELC_(T, shmem_##N##_atomic_fetch)
@@ -556,21 +684,100 @@ SHMEM_API void symmem_c11_type_not_supported(void);
 #define shmem_atomic_fetch_xor_nbi(...) \
   SYMMEM_GENERIC_CTX_(SYMMEM_BIT_, SYMMEM_S_AFXORNBI, SYMMEM_S_AFXORNBI_C, __VA_ARGS__)
 
-/* Point-to-point synchronization. */
-#define SYMMEM_S_WU(T, N) SYMMEM_SEL_(T, shmem_##N##_wait_until)
-#define SYMMEM_S_TEST(T, N) SYMMEM_SEL_(T, shmem_##N##_test)
-#define SYMMEM_S_WUALL(T, N) SYMMEM_SEL_(T, shmem_##N##_wait_until_all)
-#define SYMMEM_S_WUANY(T, N) SYMMEM_SEL_(T, shmem_##N##_wait_until_any)
-#define SYMMEM_S_WUSOME(T, N) SYMMEM_SEL_(T, shmem_##N##_wait_until_some)
-#define SYMMEM_S_WUALLV(T, N) SYMMEM_SEL_(T, shmem_##N##_wait_until_all_vector)
-#define SYMMEM_S_WUANYV(T, N) SYMMEM_SEL_(T, shmem_##N##_wait_until_any_vector)
-#define SYMMEM_S_WUSOMEV(T, N) SYMMEM_SEL_(T, shmem_##N##_wait_until_some_vector)
-#define SYMMEM_S_TALL(T, N) SYMMEM_SEL_(T, shmem_##N##_test_all)
-#define SYMMEM_S_TANY(T, N) SYMMEM_SEL_(T, shmem_##N##_test_any)
-#define SYMMEM_S_TSOME(T, N) SYMMEM_SEL_(T, shmem_##N##_test_some)
-#define SYMMEM_S_TALLV(T, N) SYMMEM_SEL_(T, shmem_##N##_test_all_vector)
-#define SYMMEM_S_TANYV(T, N) SYMMEM_SEL_(T, shmem_##N##_test_any_vector)
-#define SYMMEM_S_TSOMEV(T, N) SYMMEM_SEL_(T, shmem_##N##_test_some_vector)
+/* Deprecated generic atomics (before 1.4), over the deprecated typed forms. */
+#define SYMMEM_S_DFETCH(T, N) SYMMEM_SELC_(T, shmem_##N##_fetch)
+#define SYMMEM_S_DSET(T, N) SYMMEM_SEL_(T, shmem_##N##_set)
+#define SYMMEM_S_DSWAP(T, N) SYMMEM_SEL_(T, shmem_##N##_swap)
+#define SYMMEM_S_DCSWAP(T, N) SYMMEM_SEL_(T, shmem_##N##_cswap)
+#define SYMMEM_S_DFINC(T, N) SYMMEM_SEL_(T, shmem_##N##_finc)
+#define SYMMEM_S_DINC(T, N) SYMMEM_SEL_(T, shmem_##N##_inc)
+#define SYMMEM_S_DFADD(T, N) SYMMEM_SEL_(T, shmem_##N##_fadd)
+#define SYMMEM_S_DADD(T, N) SYMMEM_SEL_(T, shmem_##N##_add)
+#define shmem_fetch(...) SYMMEM_GENERIC_(SHMEM_AMO_DEPR_EXT_TYPES, SYMMEM_S_DFETCH, __VA_ARGS__)
+#define shmem_set(...) SYMMEM_GENERIC_(SHMEM_AMO_DEPR_EXT_TYPES, SYMMEM_S_DSET, __VA_ARGS__)
+#define shmem_swap(...) SYMMEM_GENERIC_(SHMEM_AMO_DEPR_EXT_TYPES, SYMMEM_S_DSWAP, __VA_ARGS__)
+#define shmem_cswap(...) SYMMEM_GENERIC_(SHMEM_AMO_DEPR_TYPES, SYMMEM_S_DCSWAP, __VA_ARGS__)
+#define shmem_finc(...) SYMMEM_GENERIC_(SHMEM_AMO_DEPR_TYPES, SYMMEM_S_DFINC, __VA_ARGS__)
+#define shmem_inc(...) SYMMEM_GENERIC_(SHMEM_AMO_DEPR_TYPES, SYMMEM_S_DINC, __VA_ARGS__)
+#define shmem_fadd(...) SYMMEM_GENERIC_(SHMEM_AMO_DEPR_TYPES, SYMMEM_S_DFADD, __VA_ARGS__)
+#define shmem_add(...) SYMMEM_GENERIC_(SHMEM_AMO_DEPR_TYPES, SYMMEM_S_DADD, __VA_ARGS__)
+
+/* Point-to-point synchronization. An ivar may be `T*` or `volatile T*` (programs often
+ * declare `static volatile long flag;`): the volatile entry selects a shim that passes the
+ * same address on (the library reads ivars with atomic loads, never cached). */
+#define SYMMEM_VOL_(T) (T*)(uintptr_t)
+#define SYMMEM_C11_VOL_SYNC(T, N)                                                                     \
+  static inline void symmem_vol_##N##_wait_until(volatile T* v, int cmp, T x) {                       \
+    shmem_##N##_wait_until(SYMMEM_VOL_(T) v, cmp, x);                                                 \
+  }                                                                                                   \
+  static inline int symmem_vol_##N##_test(volatile T* v, int cmp, T x) {                              \
+    return shmem_##N##_test(SYMMEM_VOL_(T) v, cmp, x);                                                \
+  }
+SHMEM_P2P_SYNC_GENERIC_TYPES(SYMMEM_C11_VOL_SYNC)
+#undef SYMMEM_C11_VOL_SYNC
+#define SYMMEM_C11_VOL_SET(T, N)                                                                                  \
+  static inline void symmem_vol_##N##_wait_until_all(volatile T* v, size_t n, const int* st, int cmp, T x) {     \
+    shmem_##N##_wait_until_all(SYMMEM_VOL_(T) v, n, st, cmp, x);                                                 \
+  }                                                                                                               \
+  static inline size_t symmem_vol_##N##_wait_until_any(volatile T* v, size_t n, const int* st, int cmp, T x) {   \
+    return shmem_##N##_wait_until_any(SYMMEM_VOL_(T) v, n, st, cmp, x);                                          \
+  }                                                                                                               \
+  static inline size_t symmem_vol_##N##_wait_until_some(volatile T* v, size_t n, size_t* ix, const int* st,      \
+                                                        int cmp, T x) {                                           \
+    return shmem_##N##_wait_until_some(SYMMEM_VOL_(T) v, n, ix, st, cmp, x);                                     \
+  }                                                                                                               \
+  static inline void symmem_vol_##N##_wait_until_all_vector(volatile T* v, size_t n, const int* st, int cmp,     \
+                                                            const T* x) {                                         \
+    shmem_##N##_wait_until_all_vector(SYMMEM_VOL_(T) v, n, st, cmp, x);                                          \
+  }                                                                                                               \
+  static inline size_t symmem_vol_##N##_wait_until_any_vector(volatile T* v, size_t n, const int* st, int cmp,   \
+                                                              const T* x) {                                       \
+    return shmem_##N##_wait_until_any_vector(SYMMEM_VOL_(T) v, n, st, cmp, x);                                   \
+  }                                                                                                               \
+  static inline size_t symmem_vol_##N##_wait_until_some_vector(volatile T* v, size_t n, size_t* ix,              \
+                                                               const int* st, int cmp, const T* x) {              \
+    return shmem_##N##_wait_until_some_vector(SYMMEM_VOL_(T) v, n, ix, st, cmp, x);                              \
+  }                                                                                                               \
+  static inline int symmem_vol_##N##_test_all(volatile T* v, size_t n, const int* st, int cmp, T x) {            \
+    return shmem_##N##_test_all(SYMMEM_VOL_(T) v, n, st, cmp, x);                                                \
+  }                                                                                                               \
+  static inline size_t symmem_vol_##N##_test_any(volatile T* v, size_t n, const int* st, int cmp, T x) {         \
+    return shmem_##N##_test_any(SYMMEM_VOL_(T) v, n, st, cmp, x);                                                \
+  }                                                                                                               \
+  static inline size_t symmem_vol_##N##_test_some(volatile T* v, size_t n, size_t* ix, const int* st, int cmp,   \
+                                                  T x) {                                                          \
+    return shmem_##N##_test_some(SYMMEM_VOL_(T) v, n, ix, st, cmp, x);                                           \
+  }                                                                                                               \
+  static inline int symmem_vol_##N##_test_all_vector(volatile T* v, size_t n, const int* st, int cmp,            \
+                                                     const T* x) {                                                \
+    return shmem_##N##_test_all_vector(SYMMEM_VOL_(T) v, n, st, cmp, x);                                         \
+  }                                                                                                               \
+  static inline size_t symmem_vol_##N##_test_any_vector(volatile T* v, size_t n, const int* st, int cmp,         \
+                                                        const T* x) {                                             \
+    return shmem_##N##_test_any_vector(SYMMEM_VOL_(T) v, n, st, cmp, x);                                         \
+  }                                                                                                               \
+  static inline size_t symmem_vol_##N##_test_some_vector(volatile T* v, size_t n, size_t* ix, const int* st,     \
+                                                         int cmp, const T* x) {                                   \
+    return shmem_##N##_test_some_vector(SYMMEM_VOL_(T) v, n, ix, st, cmp, x);                                    \
+  }
+SHMEM_AMO_STD_GENERIC_TYPES(SYMMEM_C11_VOL_SET)
+#undef SYMMEM_C11_VOL_SET
+/* SYMMEM_SELV_(T, N, F): T* selects shmem_N_F, volatile T* its shim. */
+#define SYMMEM_SELV_(T, N, F) , T*: shmem_##N##_##F, volatile T*: symmem_vol_##N##_##F
+#define SYMMEM_S_WU(T, N) SYMMEM_SELV_(T, N, wait_until)
+#define SYMMEM_S_TEST(T, N) SYMMEM_SELV_(T, N, test)
+#define SYMMEM_S_WUALL(T, N) SYMMEM_SELV_(T, N, wait_until_all)
+#define SYMMEM_S_WUANY(T, N) SYMMEM_SELV_(T, N, wait_until_any)
+#define SYMMEM_S_WUSOME(T, N) SYMMEM_SELV_(T, N, wait_until_some)
+#define SYMMEM_S_WUALLV(T, N) SYMMEM_SELV_(T, N, wait_until_all_vector)
+#define SYMMEM_S_WUANYV(T, N) SYMMEM_SELV_(T, N, wait_until_any_vector)
+#define SYMMEM_S_WUSOMEV(T, N) SYMMEM_SELV_(T, N, wait_until_some_vector)
+#define SYMMEM_S_TALL(T, N) SYMMEM_SELV_(T, N, test_all)
+#define SYMMEM_S_TANY(T, N) SYMMEM_SELV_(T, N, test_any)
+#define SYMMEM_S_TSOME(T, N) SYMMEM_SELV_(T, N, test_some)
+#define SYMMEM_S_TALLV(T, N) SYMMEM_SELV_(T, N, test_all_vector)
+#define SYMMEM_S_TANYV(T, N) SYMMEM_SELV_(T, N, test_any_vector)
+#define SYMMEM_S_TSOMEV(T, N) SYMMEM_SELV_(T, N, test_some_vector)
 #define shmem_wait_until(...) SYMMEM_GENERIC_(SHMEM_P2P_SYNC_GENERIC_TYPES, SYMMEM_S_WU, __VA_ARGS__)
 #define shmem_test(...) SYMMEM_GENERIC_(SHMEM_P2P_SYNC_GENERIC_TYPES, SYMMEM_S_TEST, __VA_ARGS__)
 #define shmem_wait_until_all(...) SYMMEM_GENERIC_(SYMMEM_STD_, SYMMEM_S_WUALL, __VA_ARGS__)

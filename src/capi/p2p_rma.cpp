@@ -1,6 +1,9 @@
-// The C API's context, strided and signal forms of RMA, stamped from the type table.
+// The C API's context, strided, interleaved-block and signal forms of RMA, stamped from the
+// type table.
 #include "capi/p2p_common.hpp"
 
+using symmem::p2p::ibget;
+using symmem::p2p::ibput;
 using symmem::p2p::iget;
 using symmem::p2p::iput;
 using symmem::p2p::put_signal;
@@ -82,5 +85,25 @@ SHMEM_RMA_TYPES(SYMMEM_DEF_CTX_RMA)
              put_signal(r, call, d, s, n * BYTES, sig, sv, op, pe))
 SHMEM_RMA_SIZES(SYMMEM_DEF_CTX_SIZED)
 #undef SYMMEM_DEF_CTX_SIZED
+
+#define BLOCKS ptrdiff_t dst, ptrdiff_t sst, size_t bs, size_t nb, int pe
+#define SYMMEM_DEF_IB(T, N)                                                                                   \
+  SYMMEM_FN(void, shmem_##N##_ibput, (T * d, const T* s, BLOCKS), ibput<sizeof(T)>(r, call, d, s, dst, sst, bs, nb, pe)) \
+  SYMMEM_FN(void, shmem_##N##_ibget, (T * d, const T* s, BLOCKS), ibget<sizeof(T)>(r, call, d, s, dst, sst, bs, nb, pe)) \
+  SYMMEM_CFN(void, shmem_ctx_##N##_ibput, (shmem_ctx_t ctx, T * d, const T* s, BLOCKS),                      \
+             ibput<sizeof(T)>(r, call, d, s, dst, sst, bs, nb, pe))                                           \
+  SYMMEM_CFN(void, shmem_ctx_##N##_ibget, (shmem_ctx_t ctx, T * d, const T* s, BLOCKS),                      \
+             ibget<sizeof(T)>(r, call, d, s, dst, sst, bs, nb, pe))
+SHMEM_RMA_TYPES(SYMMEM_DEF_IB)
+#undef SYMMEM_DEF_IB
+#define SYMMEM_DEF_IB_SIZED(BITS, BYTES)                                                                      \
+  SYMMEM_FN(void, shmem_ibput##BITS, (void* d, const void* s, BLOCKS), ibput<BYTES>(r, call, d, s, dst, sst, bs, nb, pe)) \
+  SYMMEM_FN(void, shmem_ibget##BITS, (void* d, const void* s, BLOCKS), ibget<BYTES>(r, call, d, s, dst, sst, bs, nb, pe)) \
+  SYMMEM_CFN(void, shmem_ctx_ibput##BITS, (shmem_ctx_t ctx, void* d, const void* s, BLOCKS),                 \
+             ibput<BYTES>(r, call, d, s, dst, sst, bs, nb, pe))                                               \
+  SYMMEM_CFN(void, shmem_ctx_ibget##BITS, (shmem_ctx_t ctx, void* d, const void* s, BLOCKS),                 \
+             ibget<BYTES>(r, call, d, s, dst, sst, bs, nb, pe))
+SHMEM_RMA_SIZES(SYMMEM_DEF_IB_SIZED)
+#undef SYMMEM_DEF_IB_SIZED
 
 }  // extern "C"

@@ -101,6 +101,44 @@ void shmem_ctx_quiet(shmem_ctx_t ctx) {
   symmem::capi::resolve("shmem_ctx_quiet", ctx).r->quiet();
 }
 
+namespace {
+void pe_quiet(const char* call, shmem_ctx_t ctx, const int* pes, size_t npes) {
+  const symmem::capi::CtxRef x = symmem::capi::resolve(call, ctx);
+  if (npes == 0) return;
+  if (!pes) x.r->fail(symmem::Errc::kInvalidArgument, call, "target_pes is NULL with npes %zu", npes);
+  for (size_t i = 0; i < npes; ++i) (void)x.pe(call, pes[i]);
+  // Every operation to any PE is complete when it returns; the fence that makes weakly
+  // ordered stores visible is per thread, not per target.
+  x.r->quiet();
+}
+}  // namespace
+
+void shmem_pe_quiet(const int* target_pes, size_t npes) {
+  pe_quiet("shmem_pe_quiet", SHMEM_CTX_DEFAULT, target_pes, npes);
+}
+
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int* target_pes, size_t npes) {
+  if (ctx == SHMEM_CTX_INVALID) return;
+  pe_quiet("shmem_ctx_pe_quiet", ctx, target_pes, npes);
+}
+
+// ---- sessions: hints only (see shmem_p2p.h); the arguments are checked ----
+void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_ctx_session_config_t* config,
+                             long config_mask) {
+  static constexpr const char* call = "shmem_ctx_session_start";
+  if (ctx == SHMEM_CTX_INVALID) return;
+  const symmem::capi::CtxRef x = symmem::capi::resolve(call, ctx);
+  if ((config_mask & SHMEM_CTX_SESSION_TOTAL_OPS) && !config)
+    x.r->fail(symmem::Errc::kInvalidArgument, call,
+              "config is NULL but config_mask 0x%lx selects SHMEM_CTX_SESSION_TOTAL_OPS", config_mask);
+  (void)options;
+}
+
+void shmem_ctx_session_stop(shmem_ctx_t ctx) {
+  if (ctx == SHMEM_CTX_INVALID) return;
+  (void)symmem::capi::resolve("shmem_ctx_session_stop", ctx);
+}
+
 // ---- signals ----
 SYMMEM_FN(uint64_t, shmem_signal_fetch, (const uint64_t* sig), atomic_fetch(r, call, sig, r.rank_))
 SYMMEM_FN(uint64_t, shmem_signal_wait_until, (uint64_t * sig, int cmp, uint64_t x), wait_until(r, call, sig, cmp, x))
@@ -149,6 +187,13 @@ SHMEM_AMO_STD_TYPES(SYMMEM_DEF_SYNC_SET)
 #undef SYMMEM_DEF_SYNC_SET
 
 SYMMEM_FN(void, shmem_wait, (long* v, long x), (void)wait_until(r, call, v, SHMEM_CMP_NE, x))
+// The deprecated C form shmem_wait_until(long*, int, long). C++ sees the overloads of that
+// name in shmem_p2p.h, so the C symbol is given its name through an asm label.
+SHMEM_API void symmem_wait_until_long(long* v, int cmp, long x) __asm__("shmem_wait_until");
+void symmem_wait_until_long(long* v, int cmp, long x) {
+  static constexpr const char* call = "shmem_wait_until";
+  (void)wait_until(*rt(call), call, v, cmp, x);
+}
 #define SYMMEM_DEF_WAIT_DEPR(T, N) \
   SYMMEM_FN(void, shmem_##N##_wait, (T * v, T x), (void)wait_until(r, call, v, SHMEM_CMP_NE, x))
 SHMEM_WAIT_DEPR_TYPES(SYMMEM_DEF_WAIT_DEPR)

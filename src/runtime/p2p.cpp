@@ -26,6 +26,10 @@ void bad_stride(Impl& r, const char* call, ptrdiff_t dst, ptrdiff_t sst) {
   r.fail(Errc::kInvalidArgument, call, "strides must be >= 1 (dst %td, sst %td)", dst, sst);
 }
 
+void bad_block_stride(Impl& r, const char* call, ptrdiff_t dst, ptrdiff_t sst, size_t bsize) {
+  r.fail(Errc::kInvalidArgument, call, "strides must be >= bsize (dst %td, sst %td, bsize %zu)", dst, sst, bsize);
+}
+
 void wake_slow(WaitWord& w) {
   w.v.fetch_add(1, std::memory_order_seq_cst);
   futex_wake_shared(&w.v);

@@ -36,6 +36,7 @@ enum SignalOp : int { kSignalSet = 0, kSignalAdd = 1 };
 [[noreturn]] void bad_signal_op(Impl& r, const char* call, int op);
 [[noreturn]] void misaligned(Impl& r, const char* call, const void* addr, size_t size, int pe);
 [[noreturn]] void bad_stride(Impl& r, const char* call, ptrdiff_t dst, ptrdiff_t sst);
+[[noreturn]] void bad_block_stride(Impl& r, const char* call, ptrdiff_t dst, ptrdiff_t sst, size_t bsize);
 void wake_slow(WaitWord& w);
 
 // Wakes the sleepers of `pe`'s user memory, if any, after an update of that memory.
@@ -73,6 +74,44 @@ inline void iget(Impl& r, const char* call, void* dest, const void* src, ptrdiff
   if (!n) return;
   char* d = static_cast<char*>(dest);
   for (size_t i = 0; i < n; ++i) std::memcpy(d + i * size_t(dst) * S, rs + i * size_t(sst) * S, S);
+}
+
+// Interleaved blocks: nblocks blocks of bsize elements of S bytes, block b from
+// src + b*sst to dest + b*dst (strides in elements, each >= bsize, so blocks never overlap).
+// The remote range checked is from the first element to the end of the last block.
+inline size_t block_span(size_t stride, size_t bsize, size_t nblocks, size_t S) {
+  size_t span;
+  if (!nblocks || !bsize) return 0;
+  if (__builtin_mul_overflow(nblocks - 1, stride, &span) || __builtin_add_overflow(span, bsize, &span) ||
+      __builtin_mul_overflow(span, S, &span))
+    return SIZE_MAX;
+  return span;
+}
+
+inline bool block_strides_ok(ptrdiff_t dst, ptrdiff_t sst, size_t bsize) {
+  return dst >= 0 && sst >= 0 && size_t(dst) >= bsize && size_t(sst) >= bsize;
+}
+
+template <size_t S>
+inline void ibput(Impl& r, const char* call, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                  size_t nblocks, int pe) {
+  if (SYMMEM_UNLIKELY(!block_strides_ok(dst, sst, bsize))) bad_block_stride(r, call, dst, sst, bsize);
+  const size_t span = block_span(size_t(dst), bsize, nblocks, S);
+  char* rd = r.translate(call, dest, span, pe);
+  if (!span) return;
+  const char* s = static_cast<const char*>(src);
+  for (size_t b = 0; b < nblocks; ++b) shm::put(rd + b * size_t(dst) * S, s + b * size_t(sst) * S, bsize * S);
+}
+
+template <size_t S>
+inline void ibget(Impl& r, const char* call, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                  size_t nblocks, int pe) {
+  if (SYMMEM_UNLIKELY(!block_strides_ok(dst, sst, bsize))) bad_block_stride(r, call, dst, sst, bsize);
+  const size_t span = block_span(size_t(sst), bsize, nblocks, S);
+  const char* rs = r.translate(call, src, span, pe);
+  if (!span) return;
+  char* d = static_cast<char*>(dest);
+  for (size_t b = 0; b < nblocks; ++b) shm::get(d + b * size_t(dst) * S, rs + b * size_t(sst) * S, bsize * S);
 }
 
 // ---------------------------------------------------------------- atomics

@@ -26,6 +26,17 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "bad-sig-op")) shmem_putmem_signal(x, src, 8, sig, 1, 7, 0);
     if (!strcmp(c, "amo-bad-pe")) shmem_long_atomic_fetch_add(x, 1, shmem_n_pes());
     if (!strcmp(c, "lock-not-symmetric")) shmem_set_lock(&local);
+    if (!strcmp(c, "ib-bad-stride")) shmem_ctx_int_ibput(SHMEM_CTX_DEFAULT, (int *)x, (int *)src, 2, 4, 3, 2, 0);
+    if (!strcmp(c, "ib-past-heap")) shmem_ibget64(src, x, 1, 1 << 20, 1, 1 << 30, 1);
+    if (!strcmp(c, "pe-quiet-bad-pe")) {
+      int pes[2] = {0, 5};
+      shmem_pe_quiet(pes, 2);
+    }
+    if (!strcmp(c, "pe-quiet-null")) {
+      shmem_ctx_create(0, &ctx);
+      shmem_ctx_pe_quiet(ctx, NULL, 2);
+    }
+    if (!strcmp(c, "session-null-config")) shmem_ctx_session_start(SHMEM_CTX_DEFAULT, SHMEM_CTX_SESSION_BATCH, NULL, SHMEM_CTX_SESSION_TOTAL_OPS);
     fprintf(stderr, "p2p_bad_input: case '%s' was not reported\n", c);
     shmem_global_exit(3);
   }
