@@ -20,10 +20,23 @@ static int failures;
 static long pSync[_SHMEM_BARRIER_SYNC_SIZE];
 static long counter;
 
+/* Registered before start_pes, so it runs after the library's own exit handler: by then
+ * the implicit finalization must have happened. */
+static void check_finalized(void) {
+  int init = -1;
+  shmem_query_initialized(&init);
+  if (init != 0) {
+    fprintf(stderr, "FAIL: the library is still initialized at exit (no implicit finalization)\n");
+    fflush(stderr);
+    _Exit(3);
+  }
+}
+
 int main(void) {
   int init = -1;
   shmem_query_initialized(&init);
   if (init != 0) return 2;
+  atexit(check_finalized);
   start_pes(0);
   start_pes(0); /* a second call has no effect */
   shmem_query_initialized(&init);
