@@ -6,7 +6,7 @@
 #include "coll/coll.hpp"
 #include "coll/reduce_ops.hpp"
 
-using symmem::Team;
+using symmem::TeamState;
 using symmem::capi::rt;
 using symmem::capi::team_of;
 namespace coll = symmem::coll;
@@ -25,7 +25,7 @@ void check_sym(Impl* r, const char* call, const void* p, size_t bytes) {
 template <class F>
 int on_team(const char* call, shmem_team_t h, F&& f) {
   Impl* r = rt(call);
-  Team* t = team_of(r, h);
+  TeamState* t = team_of(r, h);
   if (!t) return -1;
   coll::TeamGroup g(t);
   f(r, g);

@@ -7,7 +7,7 @@
 #include "capi/team_handle.hpp"
 #include "common/log.hpp"
 
-using symmem::Team;
+using symmem::TeamState;
 using symmem::capi::handle_of;
 using symmem::capi::rt;
 using symmem::capi::team_of;
@@ -20,8 +20,8 @@ int config_contexts(const shmem_team_config_t* config, long mask) {
 
 // Logged once per failing call, by the parent's PE 0 (every parent member gets the same
 // verdict from the same arguments).
-void report(Team* parent, const char* call, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-void report(Team* parent, const char* call, const char* fmt, ...) {
+void report(TeamState* parent, const char* call, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+void report(TeamState* parent, const char* call, const char* fmt, ...) {
   if (parent->me != 0) return;
   char msg[512];
   va_list ap;
@@ -36,17 +36,17 @@ void report(Team* parent, const char* call, const char* fmt, ...) {
 extern "C" {
 
 int shmem_team_my_pe(shmem_team_t team) {
-  Team* t = team_of(rt("shmem_team_my_pe"), team);
+  TeamState* t = team_of(rt("shmem_team_my_pe"), team);
   return t ? t->me : -1;
 }
 
 int shmem_team_n_pes(shmem_team_t team) {
-  Team* t = team_of(rt("shmem_team_n_pes"), team);
+  TeamState* t = team_of(rt("shmem_team_n_pes"), team);
   return t ? t->size : -1;
 }
 
 int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t* config) {
-  Team* t = team_of(rt("shmem_team_get_config"), team);
+  TeamState* t = team_of(rt("shmem_team_get_config"), team);
   if (!t) return -1;
   if ((config_mask & SHMEM_TEAM_NUM_CONTEXTS) && config) config->num_contexts = t->num_contexts;
   return 0;
@@ -54,8 +54,8 @@ int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config
 
 int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team) {
   auto* r = rt("shmem_team_translate_pe");
-  Team* s = team_of(r, src_team);
-  Team* d = team_of(r, dest_team);
+  TeamState* s = team_of(r, src_team);
+  TeamState* d = team_of(r, dest_team);
   if (!s || !d || src_pe < 0 || src_pe >= s->size) return -1;
   return d->index_of(s->world_pe(src_pe));
 }
@@ -65,7 +65,7 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
   static const char* call = "shmem_team_split_strided";
   auto* r = rt(call);
   *new_team = SHMEM_TEAM_INVALID;
-  Team* p = team_of(r, parent_team);
+  TeamState* p = team_of(r, parent_team);
   if (!p) return -1;
   char why[256];
   if (!symmem::valid_triplet(p->size, start, stride, size, why, sizeof(why))) {
@@ -76,7 +76,7 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
   int idx = stride == 0 ? (p->me == start ? 0 : -1)
                         : ((p->me - start) % stride == 0 ? (p->me - start) / stride : -1);
   bool member = idx >= 0 && idx < size;
-  Team* t = nullptr;
+  TeamState* t = nullptr;
   int rc = symmem::teams(*r).split(p, start, stride, size, member, config_contexts(config, config_mask), &t, call);
   if (rc == 0 && t) *new_team = handle_of(t);
   return rc;
@@ -88,7 +88,7 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
   static const char* call = "shmem_team_split_2d";
   auto* r = rt(call);
   *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
-  Team* p = team_of(r, parent_team);
+  TeamState* p = team_of(r, parent_team);
   if (!p) return -1;
   if (xrange <= 0) {
     report(p, call, "xrange %d is not positive", xrange);
@@ -98,7 +98,7 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
   if (xrange > n) xrange = n;
   const int x = p->me % xrange, y = p->me / xrange;
   auto& reg = symmem::teams(*r);
-  Team *xt = nullptr, *yt = nullptr;
+  TeamState *xt = nullptr, *yt = nullptr;
   // Row y: parent PEs y*xrange ... (a shorter last row); column x: x, x+xrange, ...
   if (reg.split(p, y * xrange, 1, std::min(xrange, n - y * xrange), true, config_contexts(xaxis_config, xaxis_mask),
                 &xt, call) != 0)
@@ -115,7 +115,7 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
 
 void shmem_team_destroy(shmem_team_t team) {
   auto* r = rt("shmem_team_destroy");
-  Team* t = team_of(r, team);
+  TeamState* t = team_of(r, team);
   if (!t) return;
   if (t->predefined)
     r->fail(symmem::Errc::kInvalidArgument, "shmem_team_destroy", "a predefined team cannot be destroyed");
@@ -124,13 +124,13 @@ void shmem_team_destroy(shmem_team_t team) {
 
 void* shmem_team_ptr(shmem_team_t team, const void* dest, int pe) {
   auto* r = rt("shmem_team_ptr");
-  Team* t = team_of(r, team);
+  TeamState* t = team_of(r, team);
   if (!t || pe < 0 || pe >= t->size) return nullptr;
   return r->ptr(dest, t->world_pe(pe));
 }
 
 int shmem_team_sync(shmem_team_t team) {
-  Team* t = team_of(rt("shmem_team_sync"), team);
+  TeamState* t = team_of(rt("shmem_team_sync"), team);
   if (!t) return -1;
   t->sync();
   return 0;
@@ -138,7 +138,7 @@ int shmem_team_sync(shmem_team_t team) {
 
 int shmemx_team_barrier(shmem_team_t team) {
   auto* r = rt("shmemx_team_barrier");
-  Team* t = team_of(r, team);
+  TeamState* t = team_of(r, team);
   if (!t) return -1;
   r->quiet();
   t->sync();
@@ -147,7 +147,7 @@ int shmemx_team_barrier(shmem_team_t team) {
 
 int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t* ctx) {
   static const char* call = "shmem_team_create_ctx";
-  Team* t = team_of(rt(call), team);
+  TeamState* t = team_of(rt(call), team);
   if (!t) {
     *ctx = SHMEM_CTX_INVALID;
     return 1;

@@ -11,15 +11,15 @@
 namespace symmem::capi {
 
 // The team behind `h`, or nullptr for SHMEM_TEAM_INVALID.
-inline Team* team_of(Runtime::Impl* r, shmem_team_t h) {
+inline TeamState* team_of(Runtime::Impl* r, shmem_team_t h) {
   uintptr_t v = reinterpret_cast<uintptr_t>(h);
   if (v == 0) return nullptr;
   if (v == reinterpret_cast<uintptr_t>(SHMEM_TEAM_WORLD)) return teams(*r).world();
   if (v == reinterpret_cast<uintptr_t>(SHMEM_TEAM_SHARED) || v == reinterpret_cast<uintptr_t>(SHMEMX_TEAM_NODE))
     return teams(*r).shared();
-  return reinterpret_cast<Team*>(h);
+  return reinterpret_cast<TeamState*>(h);
 }
 
-inline shmem_team_t handle_of(Team* t) { return reinterpret_cast<shmem_team_t>(t); }
+inline shmem_team_t handle_of(TeamState* t) { return reinterpret_cast<shmem_team_t>(t); }
 
 }  // namespace symmem::capi

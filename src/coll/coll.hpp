@@ -54,7 +54,7 @@ class Group {
 
 class TeamGroup final : public Group {
  public:
-  explicit TeamGroup(Team* t) : Group(t->rt, t->start, t->stride, t->size, t->me), t_(t) {}
+  explicit TeamGroup(TeamState* t) : Group(t->rt, t->start, t->stride, t->size, t->me), t_(t) {}
   void sync() override { t_->sync(); }
   size_t scratch_bytes() const override { return kTeamScratchBytes; }
   char* scratch(int i, unsigned parity) const override { return t_->slot_of(world_pe(i))->scratch[parity]; }
@@ -64,7 +64,7 @@ class TeamGroup final : public Group {
   }
 
  private:
-  Team* t_;
+  TeamState* t_;
 };
 
 // An active set of the deprecated API, synchronised through the caller's pSync array

@@ -35,7 +35,7 @@ TeamRegistry::TeamRegistry(Runtime::Impl* rt) : rt_(rt) {
              "SYMMEM_METADATA_SIZE to at least %" PRIu64,
              meta, uint64_t(kMetaArenaStart + 2 * sizeof(TeamSlot)));
   auto make = [&](int slot) {
-    auto t = std::make_unique<Team>();
+    auto t = std::make_unique<TeamState>();
     t->rt = rt;
     t->start = 0;
     t->stride = 1;
@@ -90,8 +90,8 @@ bool valid_triplet(int n, int start, int stride, int size, char* why, size_t len
   return true;
 }
 
-int TeamRegistry::split(Team* parent, int start, int stride, int size, bool member, int num_contexts, Team** out,
-                        const char* call) {
+int TeamRegistry::split(TeamState* parent, int start, int stride, int size, bool member, int num_contexts,
+                         TeamState** out, const char* call) {
   *out = nullptr;
   // Round 1: publish used slots; after the parent's sync, read the future teammates'.
   unsigned p1 = parent->next_parity();
@@ -132,7 +132,7 @@ int TeamRegistry::split(Team* parent, int start, int stride, int size, bool memb
     return -1;
   }
   if (!member) return 0;
-  auto t = std::make_unique<Team>();
+  auto t = std::make_unique<TeamState>();
   t->rt = rt_;
   t->start = parent->world_pe(start);
   t->stride = parent->stride * stride;
@@ -148,13 +148,13 @@ int TeamRegistry::split(Team* parent, int start, int stride, int size, bool memb
   return 0;
 }
 
-void TeamRegistry::destroy(Team* t) {
+void TeamRegistry::destroy(TeamState* t) {
   if (!t || t->predefined) return;
   t->sync();  // no member stores into the slot after this
   discard(t);
 }
 
-void TeamRegistry::discard(Team* t) {
+void TeamRegistry::discard(TeamState* t) {
   used_ &= ~(1ull << t->slot);
   auto it = std::find_if(live_.begin(), live_.end(), [&](const auto& p) { return p.get() == t; });
   if (it != live_.end()) live_.erase(it);

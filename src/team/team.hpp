@@ -44,7 +44,7 @@ struct TeamSlot {
 
 static_assert(kMaxTeams * sizeof(TeamSlot) <= kMetaTeamArea, "team slots outgrow their metadata area");
 
-struct Team {
+struct TeamState {
   Runtime::Impl* rt = nullptr;
   int start = 0, stride = 1, size = 1;  // world PEs
   int me = -1;                          // this PE's number in the team
@@ -75,8 +75,8 @@ class TeamRegistry {
  public:
   explicit TeamRegistry(Runtime::Impl* rt);
   ~TeamRegistry();
-  Team* world() { return world_.get(); }
-  Team* shared() { return shared_.get(); }
+  TeamState* world() { return world_.get(); }
+  TeamState* shared() { return shared_.get(); }
   int max_teams() const { return max_slots_; }
   int live_teams() const { return int(std::popcount(used_)); }
 
@@ -84,18 +84,18 @@ class TeamRegistry {
   // parent PE numbers (members of one new team pass the same triplet); `member` is false on
   // PEs that join no team. On success *out is the new team (nullptr for non-members) on
   // every PE and the result is 0; if any PE could not get a slot, nonzero everywhere.
-  int split(Team* parent, int start, int stride, int size, bool member, int num_contexts, Team** out,
+  int split(TeamState* parent, int start, int stride, int size, bool member, int num_contexts, TeamState** out,
             const char* call);
-  void destroy(Team* t);
+  void destroy(TeamState* t);
   // Frees a team no member has used yet (a split that failed elsewhere); no communication.
-  void discard(Team* t);
+  void discard(TeamState* t);
 
  private:
   Runtime::Impl* rt_;
   int max_slots_ = 0;
   uint64_t used_ = 0;
-  std::unique_ptr<Team> world_, shared_;
-  std::vector<std::unique_ptr<Team>> live_;
+  std::unique_ptr<TeamState> world_, shared_;
+  std::vector<std::unique_ptr<TeamState>> live_;
 };
 
 // The registry of `rt`, created on first use (no communication: the predefined teams'
