@@ -145,30 +145,77 @@ class SYMMEM_API Runtime {
   // ---- atomics (complete on return; `dest` symmetric, naturally aligned) ----
   // Types: AmoType (fetch_add, add, inc, compare_swap), AmoExtType (fetch, set, swap) and
   // AmoBitwiseType (and / or / xor) from the OpenSHMEM tables (symmem/typed.hpp).
-  template <AmoType T> T atomic_fetch_add(T* dest, std::type_identity_t<T> value, int pe) { return amo_(kAmoFetchAdd, dest, value, T{}, pe); }
-  template <AmoType T> void atomic_add(T* dest, std::type_identity_t<T> value, int pe) { amo_(kAmoAdd, dest, value, T{}, pe); }
-  template <AmoType T> T atomic_fetch_inc(T* dest, int pe) { return amo_(kAmoFetchAdd, dest, T(1), T{}, pe); }
-  template <AmoType T> void atomic_inc(T* dest, int pe) { amo_(kAmoAdd, dest, T(1), T{}, pe); }
-  template <AmoType T> T atomic_compare_swap(T* dest, std::type_identity_t<T> cond, std::type_identity_t<T> value, int pe) { return amo_(kAmoCompareSwap, dest, value, cond, pe); }
-  template <AmoExtType T> T atomic_fetch(const T* src, int pe) { return amo_(kAmoFetch, const_cast<T*>(src), T{}, T{}, pe); }
-  template <AmoExtType T> void atomic_set(T* dest, std::type_identity_t<T> value, int pe) { amo_(kAmoSet, dest, value, T{}, pe); }
-  template <AmoExtType T> T atomic_swap(T* dest, std::type_identity_t<T> value, int pe) { return amo_(kAmoSwap, dest, value, T{}, pe); }
-  template <AmoBitwiseType T> T atomic_fetch_and(T* dest, std::type_identity_t<T> value, int pe) { return amo_(kAmoFetchAnd, dest, value, T{}, pe); }
-  template <AmoBitwiseType T> T atomic_fetch_or(T* dest, std::type_identity_t<T> value, int pe) { return amo_(kAmoFetchOr, dest, value, T{}, pe); }
-  template <AmoBitwiseType T> T atomic_fetch_xor(T* dest, std::type_identity_t<T> value, int pe) { return amo_(kAmoFetchXor, dest, value, T{}, pe); }
-  template <AmoBitwiseType T> void atomic_and(T* dest, std::type_identity_t<T> value, int pe) { amo_(kAmoFetchAnd, dest, value, T{}, pe); }
-  template <AmoBitwiseType T> void atomic_or(T* dest, std::type_identity_t<T> value, int pe) { amo_(kAmoFetchOr, dest, value, T{}, pe); }
-  template <AmoBitwiseType T> void atomic_xor(T* dest, std::type_identity_t<T> value, int pe) { amo_(kAmoFetchXor, dest, value, T{}, pe); }
+  template <AmoType T>
+  T atomic_fetch_add(T* dest, std::type_identity_t<T> value, int pe) {
+    return amo_(kAmoFetchAdd, dest, value, T{}, pe);
+  }
+  template <AmoType T>
+  void atomic_add(T* dest, std::type_identity_t<T> value, int pe) {
+    amo_(kAmoAdd, dest, value, T{}, pe);
+  }
+  template <AmoType T>
+  T atomic_fetch_inc(T* dest, int pe) {
+    return amo_(kAmoFetchAdd, dest, T(1), T{}, pe);
+  }
+  template <AmoType T>
+  void atomic_inc(T* dest, int pe) {
+    amo_(kAmoAdd, dest, T(1), T{}, pe);
+  }
+  template <AmoType T>
+  T atomic_compare_swap(T* dest, std::type_identity_t<T> cond, std::type_identity_t<T> value, int pe) {
+    return amo_(kAmoCompareSwap, dest, value, cond, pe);
+  }
+  template <AmoExtType T>
+  T atomic_fetch(const T* src, int pe) {
+    return amo_(kAmoFetch, const_cast<T*>(src), T{}, T{}, pe);
+  }
+  template <AmoExtType T>
+  void atomic_set(T* dest, std::type_identity_t<T> value, int pe) {
+    amo_(kAmoSet, dest, value, T{}, pe);
+  }
+  template <AmoExtType T>
+  T atomic_swap(T* dest, std::type_identity_t<T> value, int pe) {
+    return amo_(kAmoSwap, dest, value, T{}, pe);
+  }
+  template <AmoBitwiseType T>
+  T atomic_fetch_and(T* dest, std::type_identity_t<T> value, int pe) {
+    return amo_(kAmoFetchAnd, dest, value, T{}, pe);
+  }
+  template <AmoBitwiseType T>
+  T atomic_fetch_or(T* dest, std::type_identity_t<T> value, int pe) {
+    return amo_(kAmoFetchOr, dest, value, T{}, pe);
+  }
+  template <AmoBitwiseType T>
+  T atomic_fetch_xor(T* dest, std::type_identity_t<T> value, int pe) {
+    return amo_(kAmoFetchXor, dest, value, T{}, pe);
+  }
+  template <AmoBitwiseType T>
+  void atomic_and(T* dest, std::type_identity_t<T> value, int pe) {
+    amo_(kAmoFetchAnd, dest, value, T{}, pe);
+  }
+  template <AmoBitwiseType T>
+  void atomic_or(T* dest, std::type_identity_t<T> value, int pe) {
+    amo_(kAmoFetchOr, dest, value, T{}, pe);
+  }
+  template <AmoBitwiseType T>
+  void atomic_xor(T* dest, std::type_identity_t<T> value, int pe) {
+    amo_(kAmoFetchXor, dest, value, T{}, pe);
+  }
 
   // ---- signals and waits ----
   // Puts `bytes` from src to dest on `pe`, then updates pe's signal word `sig` (set or add
   // `value`): a PE that sees the signal sees the data. Returns when src may be reused.
   void put_signal(void* dest, const void* src, size_t bytes, uint64_t* sig, uint64_t value, SignalOp op, int pe);
   template <class T>
-  void put_signal(T* dest, const T* src, size_t n, uint64_t* sig, uint64_t value, SignalOp op, int pe) { put_signal(static_cast<void*>(dest), src, n * sizeof(T), sig, value, op, pe); }
+  void put_signal(T* dest, const T* src, size_t n, uint64_t* sig, uint64_t value, SignalOp op, int pe) {
+    put_signal(static_cast<void*>(dest), src, n * sizeof(T), sig, value, op, pe);
+  }
   template <class T>
-  void put_signal(SymSpan<T> dest, std::type_identity_t<std::span<const T>> src, uint64_t* sig, uint64_t value, SignalOp op, int pe) {
-    if (src.size() > dest.size()) throw Error(Errc::kInvalidArgument, "put_signal: src has " + std::to_string(src.size()) + " elements, dest only " + std::to_string(dest.size()));
+  void put_signal(SymSpan<T> dest, std::type_identity_t<std::span<const T>> src, uint64_t* sig, uint64_t value,
+                  SignalOp op, int pe) {
+    if (src.size() > dest.size())
+      throw Error(Errc::kInvalidArgument, "put_signal: src has " + std::to_string(src.size()) +
+                                              " elements, dest only " + std::to_string(dest.size()));
     put_signal(dest.data(), src.data(), src.size(), sig, value, op, pe);
   }
   uint64_t signal_fetch(const uint64_t* sig);
@@ -176,15 +223,33 @@ class SYMMEM_API Runtime {
   uint64_t signal_wait_until(uint64_t* sig, Cmp cmp, uint64_t value);
   // Blocks until this PE's *ivar compares true with value (it is updated by other PEs'
   // puts or atomics); returns the value that satisfied it. test(): the same, not blocking.
-  template <WaitType T> T wait_until(T* ivar, Cmp cmp, std::type_identity_t<T> value) { T out; wait_(ivar, cmp, &value, &out, int(detail::num_of<T>()), true); return out; }
-  template <WaitType T> bool test(T* ivar, Cmp cmp, std::type_identity_t<T> value) { return wait_(ivar, cmp, &value, nullptr, int(detail::num_of<T>()), false); }
+  template <WaitType T>
+  T wait_until(T* ivar, Cmp cmp, std::type_identity_t<T> value) {
+    T out;
+    wait_(ivar, cmp, &value, &out, int(detail::num_of<T>()), true);
+    return out;
+  }
+  template <WaitType T>
+  bool test(T* ivar, Cmp cmp, std::type_identity_t<T> value) {
+    return wait_(ivar, cmp, &value, nullptr, int(detail::num_of<T>()), false);
+  }
 
   struct Impl;
   Impl& impl() { return *impl_; }
 
  private:
   // The type-erased calls behind the typed atomics and waits (src/capi/cxx_p2p.cpp).
-  enum AmoKind : int { kAmoFetch, kAmoSet, kAmoSwap, kAmoCompareSwap, kAmoFetchAdd, kAmoAdd, kAmoFetchAnd, kAmoFetchOr, kAmoFetchXor };
+  enum AmoKind : int {
+    kAmoFetch,
+    kAmoSet,
+    kAmoSwap,
+    kAmoCompareSwap,
+    kAmoFetchAdd,
+    kAmoAdd,
+    kAmoFetchAnd,
+    kAmoFetchOr,
+    kAmoFetchXor
+  };
   void amo_bytes(AmoKind kind, void* dest, const void* value, const void* cond, void* fetched, int num, int pe);
   bool wait_(void* ivar, Cmp cmp, const void* value, void* out, int num, bool block);
   template <class T>

@@ -17,13 +17,13 @@
 
 namespace {
 
+using mp::rt;
 using symmem::Cmp;
 using symmem::Errc;
 using symmem::ReduceOp;
 using symmem::Runtime;
 using symmem::SymSpan;
 using symmem::Team;
-using mp::rt;
 
 int me() { return rt().my_pe(); }
 int npes() { return rt().n_pes(); }
@@ -31,19 +31,33 @@ int npes() { return rt().n_pes(); }
 // ---------------------------------------------------------------- compile-time checks
 
 template <class T, ReduceOp Op>
-concept CanReduce = requires(Team& t, SymSpan<T> s) { t.reduce<Op>(s, s); };
+concept CanReduce = requires(Team& t, SymSpan<T> s) {
+  t.reduce<Op>(s, s);
+};
 template <class T>
-concept CanScan = requires(Team& t, SymSpan<T> s) { t.inscan(s, s); };
+concept CanScan = requires(Team& t, SymSpan<T> s) {
+  t.inscan(s, s);
+};
 template <class T>
-concept CanFetchAdd = requires(Runtime& r, T* p, T v) { r.atomic_fetch_add(p, v, 0); };
+concept CanFetchAdd = requires(Runtime& r, T* p, T v) {
+  r.atomic_fetch_add(p, v, 0);
+};
 template <class T>
-concept CanSwap = requires(Runtime& r, T* p, T v) { r.atomic_swap(p, v, 0); };
+concept CanSwap = requires(Runtime& r, T* p, T v) {
+  r.atomic_swap(p, v, 0);
+};
 template <class T>
-concept CanFetchXor = requires(Runtime& r, T* p, T v) { r.atomic_fetch_xor(p, v, 0); };
+concept CanFetchXor = requires(Runtime& r, T* p, T v) {
+  r.atomic_fetch_xor(p, v, 0);
+};
 template <class T>
-concept CanWait = requires(Runtime& r, T* p, T v) { r.wait_until(p, Cmp::kEq, v); };
+concept CanWait = requires(Runtime& r, T* p, T v) {
+  r.wait_until(p, Cmp::kEq, v);
+};
 template <class D, class S>
-concept CanBroadcast = requires(Team& t, D d, S s) { t.broadcast(d, s, 0); };
+concept CanBroadcast = requires(Team& t, D d, S s) {
+  t.broadcast(d, s, 0);
+};
 
 TEST(CxxTypes, OperationsTakeTheStandardsTypes) {
   static_assert(CanReduce<double, ReduceOp::kSum> && CanReduce<long double, ReduceOp::kProd>);
@@ -314,20 +328,29 @@ TEST(CxxColl, Alltoall) {
 
 template <ReduceOp Op, class T>
 T fold(T a, T b) {
-  if constexpr (Op == ReduceOp::kSum) return a + b;
-  else if constexpr (Op == ReduceOp::kProd) return a * b;
-  else if constexpr (Op == ReduceOp::kMin) return std::min(a, b);
-  else if constexpr (Op == ReduceOp::kMax) return std::max(a, b);
-  else if constexpr (Op == ReduceOp::kAnd) return a & b;
-  else if constexpr (Op == ReduceOp::kOr) return a | b;
-  else return a ^ b;
+  if constexpr (Op == ReduceOp::kSum)
+    return a + b;
+  else if constexpr (Op == ReduceOp::kProd)
+    return a * b;
+  else if constexpr (Op == ReduceOp::kMin)
+    return std::min(a, b);
+  else if constexpr (Op == ReduceOp::kMax)
+    return std::max(a, b);
+  else if constexpr (Op == ReduceOp::kAnd)
+    return a & b;
+  else if constexpr (Op == ReduceOp::kOr)
+    return a | b;
+  else
+    return a ^ b;
 }
 
 template <ReduceOp Op>
 void check_reduce(Buffers& b, Team& t) {
   for (size_t n : kSizes) {
     // Small factors for prod, so that no product overflows.
-    auto v = [&](int p, size_t i) { return Op == ReduceOp::kProd ? int64_t((p + int(i)) % 3 + 1) : val(p, i) * (p % 2 ? -1 : 1); };
+    auto v = [&](int p, size_t i) {
+      return Op == ReduceOp::kProd ? int64_t((p + int(i)) % 3 + 1) : val(p, i) * (p % 2 ? -1 : 1);
+    };
     for (size_t i = 0; i < n; ++i) b.src[i] = v(t.my_pe(), i);
     b.fill_dst();
     t.reduce<Op>(b.dst, b.src.subspan(0, n));
@@ -394,8 +417,10 @@ TEST(CxxColl, Scans) {
       for (size_t i = 0; i < n; ++i) b.src[i] = val(t.my_pe(), i);
       for (bool inclusive : {true, false}) {
         b.fill_dst();
-        if (inclusive) t.inscan(b.dst, b.src.subspan(0, n));
-        else t.exscan(b.dst, b.src.subspan(0, n));
+        if (inclusive)
+          t.inscan(b.dst, b.src.subspan(0, n));
+        else
+          t.exscan(b.dst, b.src.subspan(0, n));
         const int last = inclusive ? t.my_pe() : t.my_pe() - 1;
         for (size_t i = 0; i < n; ++i) {
           int64_t r = 0;
@@ -429,8 +454,7 @@ TEST(CxxColl, MisuseThrows) {
              "Team::fcollect: dest holds");
   expect_bad([&] { world.reduce<ReduceOp::kSum>(b.dst.subspan(0, 1), b.src.subspan(0, 2)); },
              "Team::reduce: dest holds 1 elements");
-  if (np > 1)
-    expect_bad([&] { world.alltoall(b.dst, b.src.subspan(0, size_t(np) + 1)); }, "not a multiple");
+  if (np > 1) expect_bad([&] { world.alltoall(b.dst, b.src.subspan(0, size_t(np) + 1)); }, "not a multiple");
   std::vector<int64_t> local(16);  // not symmetric
   expect_bad([&] { world.reduce<ReduceOp::kSum>(local, b.src.subspan(0, 16)); }, "not in the symmetric heap");
   expect_bad([&] { world.fcollect(b.dst, std::span<const int64_t>(local).subspan(0, 1)); },
