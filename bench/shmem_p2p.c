@@ -23,51 +23,16 @@
  * counters the expected totals. A routine the library does not declare is skipped with a
  * "# skipped" line (see bench_features.h). */
 #include <sched.h>
-#include <shmem.h>
 
 #include "bench_features.h"
-#include "bench_util.h"
+#include "bench_shmem.h"
 
-enum { kWindow = 64 };
-
-static bench_opts O;
-static int me, npes, peer = -1, initiator, target;
-static long failures;
-static long *agree_slot;     /* symmetric: PE 0's decisions */
-static long *fail_slots;     /* symmetric: failure counts gathered on PE 0 */
 static unsigned char *sbuf;  /* symmetric: put destination, get source */
 static unsigned char *lbuf;  /* private: put source, get destination */
 static long *words;          /* symmetric: flags, counters, message-rate slots */
 enum { kFlag = 0, kSigFlag = 1, kFaddCtr = 2, kCswapCtr = 3, kAddCtr = 4, kMrSlots = 8,
-       kWords = kMrSlots + kWindow };
+       kWords = kMrSlots + kBenchWindow };
 static uint64_t *sig_word;   /* symmetric: the signal of signal_pingpong */
-
-static void wrong(const char *bench, size_t size, const char *what, long a, long b) {
-  fprintf(stderr, "shmem_p2p [pe %d] %s size %zu: wrong data: %s (%ld, %ld)\n", me, bench,
-          size, what, a, b);
-  ++failures;
-}
-
-/* PE 0's value of v, on every PE (untimed control path). */
-static long agree(long v) {
-  if (me == 0)
-    for (int pe = 0; pe < npes; ++pe) shmem_long_p(agree_slot, v, pe);
-  shmem_barrier_all();
-  const long r = *agree_slot;
-  shmem_barrier_all();
-  return r;
-}
-
-/* Sum over all PEs of failures so far, on PE 0 (untimed). */
-static long total_failures(void) {
-  shmem_long_p(&fail_slots[me], failures, 0);
-  shmem_barrier_all();
-  long sum = 0;
-  if (me == 0)
-    for (int pe = 0; pe < npes; ++pe) sum += fail_slots[pe];
-  shmem_barrier_all();
-  return sum;
-}
 
 static void wait_eq(long *flag, long value) {
 #if BENCH_HAVE_WAIT_UNTIL
@@ -86,43 +51,6 @@ static void wait_eq(long *flag, long value) {
 #endif
 }
 
-/* One benchmark: fn(size, iters, seed) runs `iters` iterations on every PE and returns the
- * initiator's elapsed time in us; it validates what it moved after its timed part. */
-typedef double (*bench_fn)(size_t size, long iters, uint64_t seed);
-enum kind { kLatency, kHalfRoundTrip, kBandwidth, kRate };
-
-static void measure(const char *name, size_t size, enum kind kind, double per_iter, bench_fn fn) {
-  const long before = total_failures();
-  double t[kBenchMaxSamples];
-  uint64_t seed = (uint64_t)size * 1000003u;
-  shmem_barrier_all();
-  /* warm-up (first touch, connections), also a first estimate; when one operation is
-   * slower than a sample should last, it is estimate enough */
-  double est = fn(size, 1, ++seed);
-  shmem_barrier_all();
-  if (agree(est < O.target_us)) est = fn(size, 3, ++seed) / 3;
-  const long iters = agree(bench_iters_for(&O, est));
-  const int samples = (int)agree(bench_samples_for(&O, est, iters));
-  for (int s = 0; s < samples; ++s) {
-    shmem_barrier_all();
-    t[s] = fn(size, iters, ++seed) / (double)iters;
-  }
-  const long bad = total_failures() - before;
-  if (me != 0) return;
-  const double m = bench_median(t, samples);
-  switch (kind) {
-    case kLatency: bench_row(name, size, m, "us", bad != 0); break;
-    case kHalfRoundTrip: bench_row(name, size, m / 2, "us", bad != 0); break;
-    case kBandwidth: bench_row(name, size, per_iter / (m * 1e3), "GB/s", bad != 0); break;
-    case kRate: bench_row(name, size, per_iter / m, "M/s", bad != 0); break;
-  }
-}
-
-static size_t window_for(size_t size) {
-  size_t w = (16u << 20) / size;
-  return w > kWindow ? kWindow : w < 1 ? 1 : w;
-}
-
 /* ---- RMA ---- */
 
 static double put_lat(size_t size, long iters, uint64_t seed) {
@@ -138,7 +66,7 @@ static double put_lat(size_t size, long iters, uint64_t seed) {
   }
   shmem_barrier_all();
   long k;
-  if (target && (k = bench_check(sbuf, size, seed)) >= 0) wrong("put", size, "word", k, 0);
+  if (target && (k = bench_check(sbuf, size, seed)) >= 0) bench_wrong("put", size, "word", k, 0);
   return t;
 }
 
@@ -152,14 +80,14 @@ static double get_lat(size_t size, long iters, uint64_t seed) {
     for (long i = 0; i < iters; ++i) shmem_getmem(lbuf, sbuf, size, peer);
     t = bench_now_us() - t0;
     long k;
-    if ((k = bench_check(lbuf, size, seed)) >= 0) wrong("get", size, "word", k, 0);
+    if ((k = bench_check(lbuf, size, seed)) >= 0) bench_wrong("get", size, "word", k, 0);
   }
   return t;
 }
 
 static double put_bw(size_t size, long iters, uint64_t seed) {
   double t = 0;
-  const size_t w = window_for(size);
+  const size_t w = bench_window_for(size);
   if (initiator) {
     bench_fill(lbuf, size, seed);
     const double t0 = bench_now_us();
@@ -171,13 +99,13 @@ static double put_bw(size_t size, long iters, uint64_t seed) {
   }
   shmem_barrier_all();
   long k;
-  if (target && (k = bench_check(sbuf, size, seed)) >= 0) wrong("put_bw", size, "word", k, 0);
+  if (target && (k = bench_check(sbuf, size, seed)) >= 0) bench_wrong("put_bw", size, "word", k, 0);
   return t;
 }
 
 static double get_bw(size_t size, long iters, uint64_t seed) {
   double t = 0;
-  const size_t w = window_for(size);
+  const size_t w = bench_window_for(size);
   if (target) bench_fill(sbuf, size, seed);
   shmem_barrier_all();
   if (initiator) {
@@ -189,7 +117,7 @@ static double get_bw(size_t size, long iters, uint64_t seed) {
     }
     t = bench_now_us() - t0;
     long k;
-    if ((k = bench_check(lbuf, size, seed)) >= 0) wrong("get_bw", size, "word", k, 0);
+    if ((k = bench_check(lbuf, size, seed)) >= 0) bench_wrong("get_bw", size, "word", k, 0);
   }
   return t;
 }
@@ -197,21 +125,21 @@ static double get_bw(size_t size, long iters, uint64_t seed) {
 static double put_mr(size_t size, long iters, uint64_t seed) {
   double t = 0;
   long *slots = words + kMrSlots;
-  long vals[kWindow];
-  for (int k = 0; k < kWindow; ++k) vals[k] = (long)(seed * kWindow + (uint64_t)k);
+  long vals[kBenchWindow];
+  for (int k = 0; k < kBenchWindow; ++k) vals[k] = (long)(seed * kBenchWindow + (uint64_t)k);
   (void)size;
   if (initiator) {
     const double t0 = bench_now_us();
     for (long i = 0; i < iters; ++i) {
-      for (int k = 0; k < kWindow; ++k) shmem_putmem(&slots[k], &vals[k], sizeof(long), peer);
+      for (int k = 0; k < kBenchWindow; ++k) shmem_putmem(&slots[k], &vals[k], sizeof(long), peer);
       shmem_quiet();
     }
     t = bench_now_us() - t0;
   }
   shmem_barrier_all();
   if (target)
-    for (int k = 0; k < kWindow; ++k)
-      if (slots[k] != vals[k]) wrong("put_mr", 8, "slot holds, expected", slots[k], vals[k]);
+    for (int k = 0; k < kBenchWindow; ++k)
+      if (slots[k] != vals[k]) bench_wrong("put_mr", 8, "slot holds, expected", slots[k], vals[k]);
   return t;
 }
 
@@ -260,7 +188,7 @@ static void signal_recv(size_t size) {
   wait_eq(&words[kSigFlag], seq);
 #endif
   const long *w = (const long *)sbuf;
-  if (w[0] != seq || w[size / 8 - 1] != seq) wrong("signal_pingpong", size, "seq", w[0], seq);
+  if (w[0] != seq || w[size / 8 - 1] != seq) bench_wrong("signal_pingpong", size, "seq", w[0], seq);
 }
 
 static double signal_pingpong(size_t size, long iters, uint64_t seed) {
@@ -284,7 +212,7 @@ static double signal_pingpong(size_t size, long iters, uint64_t seed) {
     const uint64_t *w = (const uint64_t *)sbuf;
     for (size_t k = 1; k + 1 < size / 8; ++k)
       if (w[k] != bench_word(seed, k)) {
-        wrong("signal_pingpong", size, "payload word", (long)k, 0);
+        bench_wrong("signal_pingpong", size, "payload word", (long)k, 0);
         break;
       }
   }
@@ -303,7 +231,7 @@ static double fadd_lat(size_t size, long iters, uint64_t seed) {
     const double t0 = bench_now_us();
     for (long i = 0; i < iters; ++i) {
       const long v = shmem_long_atomic_fetch_add(&words[kFaddCtr], 1, peer);
-      if (v != fadd_next) wrong("fadd_lat", 8, "fetched, expected", v, fadd_next);
+      if (v != fadd_next) bench_wrong("fadd_lat", 8, "fetched, expected", v, fadd_next);
       fadd_next = v + 1;
     }
     t = bench_now_us() - t0;
@@ -324,7 +252,7 @@ static double cswap_lat(size_t size, long iters, uint64_t seed) {
     for (long i = 0; i < iters; ++i) {
       const long v =
           shmem_long_atomic_compare_swap(&words[kCswapCtr], cswap_next, cswap_next + 1, peer);
-      if (v != cswap_next) wrong("cswap_lat", 8, "fetched, expected", v, cswap_next);
+      if (v != cswap_next) bench_wrong("cswap_lat", 8, "fetched, expected", v, cswap_next);
       cswap_next = v + 1;
     }
     t = bench_now_us() - t0;
@@ -343,15 +271,15 @@ static double add_rate(size_t size, long iters, uint64_t seed) {
   if (initiator) {
     const double t0 = bench_now_us();
     for (long i = 0; i < iters; ++i) {
-      for (int k = 0; k < kWindow; ++k) shmem_long_atomic_add(&words[kAddCtr], 1, peer);
+      for (int k = 0; k < kBenchWindow; ++k) shmem_long_atomic_add(&words[kAddCtr], 1, peer);
       shmem_quiet();
     }
     t = bench_now_us() - t0;
   }
-  add_total += iters * kWindow;
+  add_total += iters * kBenchWindow;
   shmem_barrier_all();
   if (target && words[kAddCtr] != add_total)
-    wrong("add_rate", 8, "counter, expected", words[kAddCtr], add_total);
+    bench_wrong("add_rate", 8, "counter, expected", words[kAddCtr], add_total);
   return t;
 }
 #endif
@@ -362,35 +290,20 @@ static inline void skipped(const char *name, const char *routine) {
 }
 
 int main(int argc, char **argv) {
-  bench_parse(argc, argv, &O);
-  shmem_init();
-  me = shmem_my_pe();
-  npes = shmem_n_pes();
-  const int half = npes / 2;
-  initiator = me < half;
-  target = me >= half && me < 2 * half;
-  peer = initiator ? me + half : target ? me - half : -1;
-
+  bench_start(&argc, &argv, "shmem_p2p", kBenchPairs);
   const size_t max = bench_max_size(&O);
-  agree_slot = shmem_calloc(1, sizeof(long));
-  fail_slots = shmem_calloc((size_t)npes, sizeof(long));
   words = shmem_calloc(kWords, sizeof(long));
   sig_word = shmem_calloc(1, sizeof(uint64_t));
   sbuf = shmem_malloc(max);
   lbuf = malloc(max);
-  if (!agree_slot || !fail_slots || !words || !sig_word || !sbuf || !lbuf) {
+  if (!words || !sig_word || !sbuf || !lbuf) {
     fprintf(stderr, "shmem_p2p [pe %d]: cannot allocate %zu bytes\n", me, max);
     shmem_global_exit(1);
   }
   shmem_barrier_all();
 
+  bench_banner();
   if (me == 0) {
-    char name[SHMEM_MAX_NAME_LEN];
-    int major, minor;
-    shmem_info_get_name(name);
-    shmem_info_get_version(&major, &minor);
-    printf("# shmem_p2p: %s, OpenSHMEM %d.%d, %d PEs (%d pairs), median of %d samples\n", name,
-           major, minor, npes, half, O.samples);
 #if !(BENCH_HAVE_PUTMEM_SIGNAL && BENCH_HAVE_SIGNAL_WAIT_UNTIL)
     printf("# note signal_pingpong: no shmem_putmem_signal/shmem_signal_wait_until; "
            "putmem + fence + long_p + long_wait_until instead\n");
@@ -398,60 +311,38 @@ int main(int argc, char **argv) {
 #if !BENCH_HAVE_WAIT_UNTIL
     printf("# note put_pingpong: no shmem_long_wait_until; the benchmark polls the flag\n");
 #endif
-    printf("bench,size,value,unit\n");
-    fflush(stdout);
   }
-
-  if (half == 0) {
-    if (me == 0) printf("# point-to-point benchmarks need 2 PEs\n");
-  } else {
+  if (bench_columns()) {
     const size_t small = 32768; /* latency-type benchmarks stop here */
-    for (int k = 0; k < O.nsizes; ++k)
-      if (O.sizes[k] <= small && bench_selected(&O, "put_lat"))
-        measure("put_lat", O.sizes[k], kLatency, 0, put_lat);
-    for (int k = 0; k < O.nsizes; ++k)
-      if (O.sizes[k] <= small && bench_selected(&O, "get_lat"))
-        measure("get_lat", O.sizes[k], kLatency, 0, get_lat);
-    if (bench_selected(&O, "put_pingpong")) measure("put_pingpong", 8, kHalfRoundTrip, 0, put_pingpong);
-    for (int k = 0; k < O.nsizes; ++k)
-      if (O.sizes[k] <= small && bench_selected(&O, "signal_pingpong"))
-        measure("signal_pingpong", O.sizes[k], kHalfRoundTrip, 0, signal_pingpong);
+    bench_measure_sizes("put_lat", small, kLatency, put_lat);
+    bench_measure_sizes("get_lat", small, kLatency, get_lat);
+    bench_measure("put_pingpong", 8, kHalfRoundTrip, put_pingpong);
+    bench_measure_sizes("signal_pingpong", small, kHalfRoundTrip, signal_pingpong);
 #if BENCH_HAVE_ATOMIC_FETCH_ADD
-    if (bench_selected(&O, "fadd_lat")) measure("fadd_lat", 8, kLatency, 0, fadd_lat);
+    bench_measure("fadd_lat", 8, kLatency, fadd_lat);
 #else
     skipped("fadd_lat", "shmem_long_atomic_fetch_add");
 #endif
 #if BENCH_HAVE_ATOMIC_COMPARE_SWAP
-    if (bench_selected(&O, "cswap_lat")) measure("cswap_lat", 8, kLatency, 0, cswap_lat);
+    bench_measure("cswap_lat", 8, kLatency, cswap_lat);
 #else
     skipped("cswap_lat", "shmem_long_atomic_compare_swap");
 #endif
 #if BENCH_HAVE_ATOMIC_ADD
-    if (bench_selected(&O, "add_rate")) measure("add_rate", 8, kRate, kWindow, add_rate);
+    bench_measure("add_rate", 8, kRate, add_rate);
 #else
     skipped("add_rate", "shmem_long_atomic_add");
 #endif
-    if (bench_selected(&O, "put_mr")) measure("put_mr", 8, kRate, kWindow, put_mr);
-    for (int k = 0; k < O.nsizes; ++k)
-      if (bench_selected(&O, "put_bw"))
-        measure("put_bw", O.sizes[k], kBandwidth, (double)(window_for(O.sizes[k]) * O.sizes[k]), put_bw);
-    for (int k = 0; k < O.nsizes; ++k)
-      if (bench_selected(&O, "get_bw"))
-        measure("get_bw", O.sizes[k], kBandwidth, (double)(window_for(O.sizes[k]) * O.sizes[k]), get_bw);
+    bench_measure("put_mr", 8, kRate, put_mr);
+    bench_measure_sizes("put_bw", SIZE_MAX, kBandwidth, put_bw);
+    bench_measure_sizes("get_bw", SIZE_MAX, kBandwidth, get_bw);
   }
 
-  const long bad = total_failures();
-  if (me == 0) {
-    printf(bad ? "# done: %ld WRONG results\n" : "# done: all results validated\n", bad);
-    fflush(stdout);
-  }
-  shmem_barrier_all();
+  const int rc = bench_done();
   free(lbuf);
   shmem_free(sbuf);
   shmem_free(sig_word);
   shmem_free(words);
-  shmem_free(fail_slots);
-  shmem_free(agree_slot);
-  shmem_finalize();
-  return bad || failures ? 1 : 0;
+  bench_finish();
+  return rc;
 }
