@@ -521,6 +521,15 @@ def page(d, made):
 - **Placement**: at 2 PEs all three pin each PE to its own core (`mpirun` / `oshrun` by
   default, symmem by `SYMMEM_BIND`, on by default). Oversubscribed, `mpirun` / `oshrun`
   pin nothing, while symmem pins PEs round-robin over the cores.
+- **APIs**: the collective programs call the team forms where the library has them
+  (symmem: `shmem_broadcastmem`, `shmem_fcollectmem`, ...) and the active-set forms
+  otherwise (OSHMEM 4.1: `shmem_broadcast64`, ...; the list is at the end of the page).
+  The work is the same except for broadcast: the team form also fills the root's own
+  dest (the standard says so), the active-set form and `MPI_Bcast` leave it alone, so
+  symmem's broadcast copies SIZE bytes more, on the root, concurrently with the others.
+- **Run to run**: on this shared 2-vCPU virtual machine a figure can move by 10-30%
+  between two invocations (the cache-line limit more: how the host places the two vCPUs
+  changes from minute to minute); ratios within one invocation are the thing to read.
 """)
     L.append("## Headline figures\n")
     L.append(headline_table(d))
