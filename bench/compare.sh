@@ -9,7 +9,9 @@
 #
 # Options: --npes "2 4 8"  --out DIR  --build DIR  --timeout S (per run)  --args "..." (to
 # every benchmark program, e.g. --args "--sizes 8,1M")  --wait-quiet MIN (first wait up to
-# MIN minutes for the 1-minute load average to fall to the number of cores + 0.5).
+# MIN minutes for the 1-minute load average to fall to the number of cores + 0.5)
+# --rounds N (repeat the whole sequence N times, each figure the median of its rounds;
+# default 3, 1 with --quick).
 #
 # What it does: builds symmem and the benchmarks with CMake (target bench_all; the OSHMEM
 # programs with oshcc, the MPI ones with mpicc), measures the limits (bench_limits), then
@@ -36,6 +38,7 @@ out=""
 run_timeout=""
 extra_args=""
 wait_quiet=0
+rounds=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
     --timeout) run_timeout=$2; shift ;;
     --args) extra_args=$2; shift ;;
     --wait-quiet) wait_quiet=$2; shift ;;
+    --rounds) rounds=$2; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -53,11 +57,13 @@ done
 if [ $quick = 1 ]; then
   : "${out:=$build/bench/quick}"
   : "${run_timeout:=60}"
+  : "${rounds:=1}"
   [ "$npes_list" = "2 4 8" ] && npes_list="2 4"
   bench_args="--sizes 8,4K,1M --samples 3 --target-ms 2 $extra_args"
 else
   : "${out:=docs}"
   : "${run_timeout:=150}"
+  : "${rounds:=3}"
   bench_args="$extra_args"
 fi
 
@@ -92,7 +98,7 @@ csv="$runs/results.csv"
 runlog="$runs/runs.csv"
 meta="$runs/meta.txt"
 echo "lib,config,npes,bench,size,value,unit,status" >"$csv"
-echo "lib,config,kind,npes,status,rc,seconds,why" >"$runlog"
+echo "lib,config,kind,npes,round,status,rc,seconds,why" >"$runlog"
 : >"$runs/notes.txt"
 
 # ---- the machine, the versions, the load ----
@@ -114,6 +120,7 @@ loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
   echo "npes=$npes_list"
   echo "timeout=$run_timeout"
   echo "args=$bench_args"
+  echo "rounds=$rounds"
   echo "load_start=$(loadavg)"
 } >"$meta"
 
@@ -122,7 +129,7 @@ symmem_failed=0
 # run LIB CONFIG KIND NPES CMD...: runs one benchmark program, records its rows and status.
 run() {
   local lib=$1 config=$2 kind=$3 n=$4; shift 4
-  local name="$lib-$config-$kind-np$n"
+  local name="$lib-$config-$kind-np$n-r$round"
   local t0 rc=0 status
   t0=$(date +%s%N)
   echo "compare.sh: $name (load $(loadavg))"
@@ -146,7 +153,7 @@ run() {
     last=$(grep -E '^[a-z_0-9]+,[0-9]+,' "$runs/$name.out" | grep -v '^bench,' | tail -1 | cut -d, -f1,2 | tr , ' ')
     why="$why (last result: ${last:-none})"
   fi
-  printf '%s,%s,%s,%s,%s,%s,%d.%d,%s\n' "$lib" "$config" "$kind" "$n" "$status" "$rc" \
+  printf '%s,%s,%s,%s,%s,%s,%s,%d.%d,%s\n' "$lib" "$config" "$kind" "$n" "$round" "$status" "$rc" \
     $((ms / 1000)) $((ms % 1000 / 100)) "$why" >>"$runlog"
   grep -E '^[a-z_0-9]+,[0-9]+,[^,]+,[^,]+$' "$runs/$name.out" | grep -v '^bench,' |
     awk -F, -v OFS=, -v lib="$lib" -v cfg="$config" -v n="$n" \
@@ -162,26 +169,29 @@ run() {
 osh=(env OMPI_MCA_osc=^rdma SHMEM_SYMMETRIC_SIZE=1G SHMEM_SYMMETRIC_HEAP_SIZE=1G oshrun --allow-run-as-root --oversubscribe)
 mpi=(mpirun --allow-run-as-root --oversubscribe)
 
+# Every round: the limits, every library at every PE count, the limits again.
 # shellcheck disable=SC2086  # bench_args is a word list on purpose
-run limit start limits 1 "$b/bench_limits" $bench_args
-for n in $npes_list; do
-  for kind in p2p coll; do
-    run symmem default $kind "$n" "$symmem_run" -n "$n" --timeout $((run_timeout - 5)) "$b/bench_$kind" $bench_args
-    if [ $have_oshmem = 1 ]; then
-      run oshmem default $kind "$n" "${osh[@]}" -np "$n" "$b/oshmem_$kind" $bench_args
-      if [ $kind = coll ]; then
-        run oshmem scoll-basic $kind "$n" "${osh[@]}" -np "$n" --mca scoll basic "$b/oshmem_$kind" $bench_args
+for round in $(seq 1 "$rounds"); do
+  run limit start limits 1 "$b/bench_limits" $bench_args
+  for n in $npes_list; do
+    for kind in p2p coll; do
+      run symmem default $kind "$n" "$symmem_run" -n "$n" --timeout $((run_timeout - 5)) "$b/bench_$kind" $bench_args
+      if [ $have_oshmem = 1 ]; then
+        run oshmem default $kind "$n" "${osh[@]}" -np "$n" "$b/oshmem_$kind" $bench_args
+        if [ $kind = coll ]; then
+          run oshmem scoll-basic $kind "$n" "${osh[@]}" -np "$n" --mca scoll basic "$b/oshmem_$kind" $bench_args
+        fi
       fi
-    fi
-    if [ $have_mpi = 1 ]; then
-      run mpi default $kind "$n" "${mpi[@]}" -np "$n" "$b/mpi_$kind" $bench_args
-      if [ $kind = p2p ]; then
-        run mpi osc-sm $kind "$n" "${mpi[@]}" -np "$n" --mca osc sm "$b/mpi_$kind" $bench_args
+      if [ $have_mpi = 1 ]; then
+        run mpi default $kind "$n" "${mpi[@]}" -np "$n" "$b/mpi_$kind" $bench_args
+        if [ $kind = p2p ]; then
+          run mpi osc-sm $kind "$n" "${mpi[@]}" -np "$n" --mca osc sm "$b/mpi_$kind" $bench_args
+        fi
       fi
-    fi
+    done
   done
+  run limit end limits 1 "$b/bench_limits" $bench_args
 done
-run limit end limits 1 "$b/bench_limits" $bench_args
 echo "load_end=$(loadavg)" >>"$meta"
 [ $have_oshmem = 1 ] || echo "peers=OSHMEM not found (oshcc/oshrun): not compared" >>"$meta"
 [ $have_mpi = 1 ] || echo "peers=MPI not found (mpicc/mpirun): not compared" >>"$meta"

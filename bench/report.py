@@ -11,6 +11,7 @@ and never counted in symmem's favour."""
 import argparse
 import csv
 import math
+import statistics
 import os
 from collections import defaultdict
 
@@ -95,17 +96,29 @@ class Data:
                 if "=" in line:
                     k, v = line.rstrip("\n").split("=", 1)
                     self.meta[k] = v
-        self.val = {}  # (lib, config, npes, bench, size) -> (value, unit, status)
+        # (lib, config, npes, bench, size) -> (value, unit, status). With several rounds
+        # (compare.sh --rounds) a key has one row per round: the value is their median, and
+        # one wrong result makes the cell wrong.
+        rows = defaultdict(list)
         with open(args.csv) as f:
             for r in csv.DictReader(f):
-                key = (r["lib"], r["config"], int(r["npes"]), r["bench"], int(r["size"]))
-                v = float(r["value"]) if r["status"] == "ok" else None
-                self.val[key] = (v, r["unit"], r["status"])
+                rows[(r["lib"], r["config"], int(r["npes"]), r["bench"], int(r["size"]))].append(r)
+        self.val = {}
+        for key, rs in rows.items():
+            ok = [float(r["value"]) for r in rs if r["status"] == "ok"]
+            wrong = any(r["status"] == "wrong" for r in rs)
+            v = statistics.median(ok) if ok and not wrong else None
+            self.val[key] = (v, rs[0]["unit"], "wrong" if wrong else "ok")
+        self.rounds = max((len(rs) for rs in rows.values()), default=1)
+        # a run's status over the rounds: the worst one
+        worst = {"ok": 0, "crash-after-results": 1, "wrong": 2, "timeout": 3, "crash": 4}
         self.runs = {}
         self.run_rows = []
         with open(args.runs) as f:
             for r in csv.DictReader(f):
-                self.runs[(r["lib"], r["config"], r["kind"], int(r["npes"]))] = r["status"]
+                key = (r["lib"], r["config"], r["kind"], int(r["npes"]))
+                if worst.get(r["status"], 5) >= worst.get(self.runs.get(key, "ok"), 5):
+                    self.runs[key] = r["status"]
                 self.run_rows.append(r)
         self.notes = defaultdict(set)  # (lib, config, kind) -> lines
         self.skipped = set()  # (lib, config, npes, bench)
@@ -476,7 +489,8 @@ def page(d, made):
     for k, label in [("cpu", "CPU"), ("caches", "caches"), ("cores", "cores"), ("memory", "memory"), ("kernel", "kernel"),
                      ("symmem", "symmem (git)"), ("openmpi", "Open MPI (OSHMEM and MPI)"),
                      ("compiler", "compiler"), ("python", "plots"), ("npes", "PE counts"),
-                     ("args", "benchmark arguments"), ("timeout", "time limit per run (s)"),
+                     ("args", "benchmark arguments"), ("rounds", "rounds (whole sequence of runs)"),
+                     ("timeout", "time limit per run (s)"),
                      ("load_start", "load average at start (1, 5, 15 min)"),
                      ("load_end", "load average at end")]:
         if k in m:
@@ -527,9 +541,12 @@ def page(d, made):
   The work is the same except for broadcast: the team form also fills the root's own
   dest (the standard says so), the active-set form and `MPI_Bcast` leave it alone, so
   symmem's broadcast copies SIZE bytes more, on the root, concurrently with the others.
-- **Run to run**: on this shared 2-vCPU virtual machine a figure can move by 10-30%
-  between two invocations (the cache-line limit more: how the host places the two vCPUs
-  changes from minute to minute); ratios within one invocation are the thing to read.
+- **Rounds**: the whole sequence of runs (limits, then every library at every PE count)
+  is repeated `--rounds` times (see the table above) and each figure on the page is the
+  median of its rounds, the limits included: on this shared 2-vCPU virtual machine one
+  run can be caught by a noisy few seconds, and a single invocation's figures moved by
+  10-30% from one invocation to the next (the cache-line limit more: how the host places
+  the two vCPUs changes from minute to minute). The Runs table lists every run.
 """)
     L.append("## Headline figures\n")
     L.append(headline_table(d))
@@ -548,11 +565,11 @@ def page(d, made):
             L.append(t)
     L.append("## Runs\n")
     L.append("Each program run of the invocation, in order, with how it ended and how long it took.\n")
-    L.append("| program | configuration | PEs | status | exit code | seconds | what went wrong |\n"
-             "|---|---|---|---|---|---|---|")
+    L.append("| round | program | configuration | PEs | status | exit code | seconds | what went wrong |\n"
+             "|---|---|---|---|---|---|---|---|")
     for r in d.run_rows:
         why = (r.get("why") or "").strip().replace("|", "/")
-        L.append(f"| {r['lib']} {r['kind']} | {r['config']} | {r['npes']} | {r['status']} | "
+        L.append(f"| {r.get('round') or 1} | {r['lib']} {r['kind']} | {r['config']} | {r['npes']} | {r['status']} | "
                  f"{r['rc']} | {r['seconds']} | {why} |")
     L.append("")
     notes = []
