@@ -233,7 +233,7 @@ int main(int argc, char **argv) {
   const size_t max = bench_max_size(&O);
   if (MPI_Win_allocate((MPI_Aint)(kHeader + max), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win) !=
           MPI_SUCCESS ||
-      !(lbuf = malloc(max))) {
+      !(lbuf = aligned_alloc(4096, (max + 4095) / 4096 * 4096))) { /* as shmem_p2p.c */
     fprintf(stderr, "mpi_p2p [rank %d]: cannot allocate %zu bytes\n", me, max);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }

@@ -295,7 +295,9 @@ int main(int argc, char **argv) {
   words = shmem_calloc(kWords, sizeof(long));
   sig_word = shmem_calloc(1, sizeof(uint64_t));
   sbuf = shmem_malloc(max);
-  lbuf = malloc(max);
+  /* page-aligned like the limits' buffers: a large malloc is 16 bytes past a page, and
+   * a source misaligned against its destination costs memcpy 5-10% here */
+  lbuf = aligned_alloc(4096, (max + 4095) / 4096 * 4096);
   if (!words || !sig_word || !sbuf || !lbuf) {
     fprintf(stderr, "shmem_p2p [pe %d]: cannot allocate %zu bytes\n", me, max);
     shmem_global_exit(1);
