@@ -11,6 +11,8 @@
 #include <complex>
 #include <cstddef>
 
+#include "symmem/typed.hpp"
+
 namespace symmem::coll {
 
 struct ReduceOp {
@@ -18,19 +20,10 @@ struct ReduceOp {
   void (*combine)(void* out, const void* a, const void* b, size_t n);
 };
 
-// The C types double _Complex / float _Complex have std::complex's layout.
+// The C types double _Complex / float _Complex have std::complex's layout: the kernels
+// compute on the C++ type (the public C++ API's mapping).
 template <class T>
-struct Arith {
-  using type = T;
-};
-template <>
-struct Arith<double _Complex> {
-  using type = std::complex<double>;
-};
-template <>
-struct Arith<float _Complex> {
-  using type = std::complex<float>;
-};
+using Arith = symmem::detail::CxxOf<T>;
 
 #define SYMMEM_REDUCE_KERNEL(NAME, EXPR)                                          \
   template <class T0>                                                             \
