@@ -173,8 +173,7 @@ extern "C" {
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long* pSync) {
   Impl* r = rt("shmem_barrier");
   auto g = active_set(r, "shmem_barrier", PE_start, logPE_stride, PE_size, pSync);
-  r->quiet();
-  g.sync();
+  g.sync();  // the quiet is implied: sfence + locked token post (see Runtime::Impl::barrier_all)
 }
 void(shmem_sync)(int PE_start, int logPE_stride, int PE_size, long* pSync) {
   Impl* r = rt("shmem_sync");

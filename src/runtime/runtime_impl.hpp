@@ -94,10 +94,11 @@ struct Runtime::Impl {
   }
 
   // ---- synchronisation ----
-  void barrier_all() {
-    quiet();
-    sync_all();
-  }
+  // quiet + sync_all, where the quiet is implied: on the shm route every RMA and atomic is
+  // complete when it returns, and the sync makes this PE's earlier stores visible before
+  // its arrival is (SFENCE for non-temporal ones, then a locked update of the peer's or
+  // the root's word for ordinary ones), so an MFENCE first only adds its cost.
+  void barrier_all() { sync_all(); }
   void sync_all();
   // Pins this PE to one CPU, round-robin over the allowed ones (SYMMEM_BIND).
   void bind_to_cpu();
