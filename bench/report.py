@@ -515,10 +515,9 @@ def page(d, made):
   `MPI_Send`/`MPI_Recv`; of the other routines, see `bench/mpi_p2p.c` and `bench/mpi_coll.c`.
 - **Limits** are measured by `bench/limits.c` in the same invocation, at its start and its
   end (the better of the two is used): one cache line passed between two pinned threads on
-  two cores (one way; the best of many short samples, since most samples of a round trip
-  this short include a preemption on a shared machine), and `memcpy` at each size with one
-  stream and with two concurrent streams on the two cores (the median of the samples, the
-  statistic every benchmark reports). fcollect and alltoall are compared with a copy of
+  two cores (one way), and `memcpy` at each size with one stream and with two concurrent
+  streams on the two cores; each the median of samples taken as the benchmarks take theirs,
+  so that a ratio compares like with like. fcollect and alltoall are compared with a copy of
   2 x SIZE, the bytes every PE writes into its result at 2 PEs. Limits are given for 2 PEs
   only: with more PEs than cores there is no clean hardware bound. The limit column says
   which one each table uses.
