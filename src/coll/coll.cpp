@@ -90,6 +90,28 @@ void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bo
     if (root_gets) move_local(dest, src, bytes);
     return;
   }
+  if (bytes <= g.mailbox_bytes()) {
+    // Pushed through the members' mailboxes, no team sync (see TeamSlot::bcast_*).
+    Runtime::Impl* rt = g.rt();
+    const uint32_t k = g.next_mailbox_seq();
+    if (me == root) {
+      for (int j = 1; j < g.size(); ++j) {
+        Group::Mailbox m = g.mailbox((root + j) % g.size(), k);
+        rt->wait_word_ge(m.done, k - g.mailbox_depth());  // that member has emptied this box
+        std::memcpy(m.box, src, bytes);
+        Runtime::Impl::notify(m.ready, k);
+      }
+      // every member's bcast_done counts every small broadcast, those it was the root of too
+      Runtime::Impl::notify(g.mailbox(me, k).done, k);
+      if (root_gets) move_local(dest, src, bytes);
+    } else {
+      Group::Mailbox m = g.mailbox(me, k);
+      rt->wait_word_ge(m.ready, k);
+      std::memcpy(dest, m.box, bytes);
+      Runtime::Impl::notify(m.done, k);
+    }
+    return;
+  }
   if (bytes <= g.scratch_bytes()) {
     unsigned par = g.next_parity();
     if (me == root) std::memcpy(g.scratch(me, par), src, bytes);

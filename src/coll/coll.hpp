@@ -41,6 +41,17 @@ class Group {
   virtual size_t scratch_bytes() const { return 0; }
   virtual char* scratch(int /*i*/, unsigned /*parity*/) const { return nullptr; }
   virtual unsigned next_parity() const { return 0; }
+  // Broadcast mailbox of member i for call number k (team/team.hpp TeamSlot::bcast_*);
+  // groups without one return mailbox_bytes() == 0.
+  struct Mailbox {
+    WaitWord* ready;
+    WaitWord* done;
+    char* box;
+  };
+  virtual size_t mailbox_bytes() const { return 0; }
+  virtual uint32_t next_mailbox_seq() { return 0; }
+  virtual unsigned mailbox_depth() const { return 0; }
+  virtual Mailbox mailbox(int /*i*/, uint32_t /*k*/) const { return {nullptr, nullptr, nullptr}; }
   // A 64-bit word per member for collect's sizes: written by its owner before the next
   // sync, read by the others after it.
   virtual uint64_t* size_word(int i, unsigned parity) const = 0;
@@ -61,6 +72,13 @@ class TeamGroup final : public Group {
   unsigned next_parity() const override { return t_->next_parity(); }
   uint64_t* size_word(int i, unsigned parity) const override {
     return &t_->slot_of(world_pe(i))->collect_size[parity];
+  }
+  size_t mailbox_bytes() const override { return kBcastBoxBytes; }
+  uint32_t next_mailbox_seq() override { return ++t_->bcast_seq; }
+  unsigned mailbox_depth() const override { return kBcastBoxes; }
+  Mailbox mailbox(int i, uint32_t k) const override {
+    TeamSlot* s = t_->slot_of(world_pe(i));
+    return {&s->bcast_ready[k % kBcastBoxes], &s->bcast_done, s->bcast_box[k % kBcastBoxes]};
   }
 
  private:

@@ -20,6 +20,8 @@ void reset_slot(TeamSlot* s) {
   for (auto& w : s->sync.round) w.v.store(0, std::memory_order_relaxed);
   s->sync.arrive.v.store(0, std::memory_order_relaxed);
   s->sync.release.v.store(0, std::memory_order_relaxed);
+  for (auto& w : s->bcast_ready) w.v.store(0, std::memory_order_relaxed);
+  s->bcast_done.v.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace

@@ -28,6 +28,8 @@ namespace symmem {
 
 inline constexpr int kMaxTeams = 64;               // one bit each in a uint64_t mask
 inline constexpr size_t kTeamScratchBytes = 8192;  // per PE, per sync parity
+inline constexpr size_t kBcastBoxBytes = 1024;     // small broadcasts: bytes per mailbox box
+inline constexpr unsigned kBcastBoxes = 8;         // boxes per PE: how far a root runs ahead
 inline constexpr int kWorldSlot = 0, kSharedSlot = 1;
 
 // One team's state on one PE, at the same metadata offset on every member. Fields indexed
@@ -40,6 +42,16 @@ struct TeamSlot {
   uint64_t used_mask[2];                 // split: this PE's used slots
   uint32_t split_ok[2];                  // split: this PE got a slot for its new team
   alignas(64) char scratch[2][kTeamScratchBytes];
+  // Broadcast mailbox (small broadcasts, coll::broadcast): the root of the team's k-th
+  // small broadcast copies into every other member's box[k % kBcastBoxes] and sets that
+  // member's bcast_ready[k % kBcastBoxes] = k; the member copies out and sets its
+  // bcast_done = k (the root sets its own too). A root refills a member's box only once
+  // that member's bcast_done reached k - kBcastBoxes. No team sync: a root runs ahead of
+  // slow members by up to kBcastBoxes broadcasts, so PEs that share a core take turns
+  // through several broadcasts per context switch instead of one.
+  WaitWord bcast_ready[kBcastBoxes];
+  WaitWord bcast_done;
+  alignas(64) char bcast_box[kBcastBoxes][kBcastBoxBytes];
 };
 
 static_assert(kMaxTeams * sizeof(TeamSlot) <= kMetaTeamArea, "team slots outgrow their metadata area");
@@ -53,6 +65,7 @@ struct TeamState {
   uint64_t sync_off = 0;   // metadata offset of the SyncState strided_sync uses
   uint32_t* epoch = nullptr;  // syncs done on this team by this PE
   uint32_t own_epoch = 0;
+  uint32_t bcast_seq = 0;  // small broadcasts done on this team by this PE (mailbox)
   int num_contexts = 0;
   bool predefined = false;
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unistd.h>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -449,6 +450,48 @@ TEST(Coll, BackToBackWithoutBarriers) {
     }
   }
   EXPECT_EQ(bad, 0u);
+  shmem_barrier_all();
+  shmem_free(dst);
+  shmem_free(src);
+}
+
+// Broadcasts back to back without barriers, every member in turn the root (then one root
+// for 20 calls while a member lags), sizes that
+// alternate between the mailbox (<= 2 KiB: the root runs ahead, no team sync), the staged
+// and the direct algorithms, on every team, each result checked at once: a root that
+// refilled a mailbox before its member emptied it, or a member that read a stale box,
+// shows here. Interleaved fcollects check that the mailbox leaves the team's sync epochs
+// alone.
+TEST(Coll, BroadcastsBackToBackEveryRoot) {
+  Teams teams;
+  const size_t max = 12000;
+  long* src = static_cast<long*>(shmem_malloc(max * sizeof(long)));
+  long* dst = static_cast<long*>(shmem_malloc(npes() * max * sizeof(long)));
+  for (size_t ti = 0; ti < teams.all.size(); ++ti) {
+    shmem_team_t t = teams.all[ti];
+    if (t == SHMEM_TEAM_INVALID) continue;
+    const int tn = shmem_team_n_pes(t), tme = shmem_team_my_pe(t);
+    size_t bad = 0;
+    for (int it = 0; it < 400; ++it) {
+      const int root = it < 200 ? it % tn : (it / 20) % tn;  // then 20 in a row from one root
+      const size_t small = size_t(1 + (it * 37) % 100);  // <= 800 bytes: the mailbox
+      const size_t m = it >= 200 ? small : it % 7 == 6 ? max : it % 5 == 4 ? 900 : small + 156;
+      for (size_t j = 0; j < m; ++j) src[j] = long(tme) * 1000003 + it * 7919 + long(j);
+      // now and then a member lags while one root goes on, so that the root runs ahead as far
+      // as the mailbox lets it
+      if (it >= 200 && it % 20 == 1 && tn > 1 && tme == (root + 1) % tn) usleep(3000);
+      EXPECT_EQ(shmem_long_broadcast(t, dst, src, m, root), 0);
+      for (size_t j = 0; j < m; ++j)
+        if (dst[j] != long(root) * 1000003 + it * 7919 + long(j)) ++bad;
+      if (it < 200 && it % 11 == 10) {
+        EXPECT_EQ(shmem_long_fcollect(t, dst, src, 3), 0);
+        for (int p = 0; p < tn; ++p)
+          for (size_t j = 0; j < 3; ++j)
+            if (dst[size_t(p) * 3 + j] != long(p) * 1000003 + it * 7919 + long(j)) ++bad;
+      }
+    }
+    EXPECT_EQ(bad, 0u) << "team " << teams.names[ti];
+  }
   shmem_barrier_all();
   shmem_free(dst);
   shmem_free(src);
