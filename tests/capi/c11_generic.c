@@ -6,15 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-static int failures;
-#define CHECK(cond, ...)                                                   \
-  do {                                                                     \
-    if (!(cond) && failures++ == 0) {                                      \
-      fprintf(stderr, "FAIL [pe %d] line %d: ", shmem_my_pe(), __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fputc('\n', stderr);                                                 \
-    }                                                                      \
-  } while (0)
+#include "check.h"
 
 static volatile long flag;          /* the classic pattern */
 static volatile int iflags[4];      /* a volatile array for the set forms */

@@ -7,15 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int failures;
-#define CHECK(cond, ...)                                                 \
-  do {                                                                   \
-    if (!(cond) && failures++ == 0) {                                    \
-      fprintf(stderr, "FAIL [pe %d] line %d: ", _my_pe(), __LINE__);     \
-      fprintf(stderr, __VA_ARGS__);                                      \
-      fputc('\n', stderr);                                               \
-    }                                                                    \
-  } while (0)
+#define CHECK_MY_PE _my_pe()
+#include "check.h"
 
 static long pSync[_SHMEM_BARRIER_SYNC_SIZE];
 static long counter;
