@@ -97,7 +97,7 @@ mkdir -p "$runs" "$out"
 csv="$runs/results.csv"
 runlog="$runs/runs.csv"
 meta="$runs/meta.txt"
-echo "lib,config,npes,bench,size,value,unit,status" >"$csv"
+echo "lib,config,npes,bench,size,value,unit,status,round" >"$csv"
 echo "lib,config,kind,npes,round,status,rc,seconds,why" >"$runlog"
 : >"$runs/notes.txt"
 
@@ -156,8 +156,8 @@ run() {
   printf '%s,%s,%s,%s,%s,%s,%s,%d.%d,%s\n' "$lib" "$config" "$kind" "$n" "$round" "$status" "$rc" \
     $((ms / 1000)) $((ms % 1000 / 100)) "$why" >>"$runlog"
   grep -E '^[a-z_0-9]+,[0-9]+,[^,]+,[^,]+$' "$runs/$name.out" | grep -v '^bench,' |
-    awk -F, -v OFS=, -v lib="$lib" -v cfg="$config" -v n="$n" \
-      '{ st = ($4 == "WRONG") ? "wrong" : "ok"; print lib, cfg, n, $1, $2, $3, $4, st }' >>"$csv" || true
+    awk -F, -v OFS=, -v lib="$lib" -v cfg="$config" -v n="$n" -v r="$round" \
+      '{ st = ($4 == "WRONG") ? "wrong" : "ok"; print lib, cfg, n, $1, $2, $3, $4, st, r }' >>"$csv" || true
   sed -n "s/^# \(note\|skipped\|api\) /$lib,$config,$kind,$n,\1,/p" "$runs/$name.out" >>"$runs/notes.txt"
   if [ "$status" != ok ]; then
     echo "compare.sh:   -> $status (rc $rc); see $runs/$name.err"

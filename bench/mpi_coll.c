@@ -85,11 +85,11 @@ int main(int argc, char **argv) {
   bench_banner();
   bench_columns();
 
-  bench_measure("barrier", 0, kLatency, barrier);
-  bench_measure_sizes("bcast", SIZE_MAX, kLatency, bcast);
-  bench_measure_sizes("fcollect", SIZE_MAX, kLatency, fcollect);
-  bench_measure_sizes("alltoall", SIZE_MAX, kLatency, alltoall);
-  bench_measure_sizes("reduce_sum", SIZE_MAX, kLatency, reduce_sum);
+  bench_measure("barrier", 0, kLatency, barrier, kLine);
+  bench_measure_sizes("bcast", SIZE_MAX, kLatency, bcast, kLine | kCopy1);
+  bench_measure_sizes("fcollect", SIZE_MAX, kLatency, fcollect, kLine | kCopy2n);
+  bench_measure_sizes("alltoall", SIZE_MAX, kLatency, alltoall, kLine | kCopy2n);
+  bench_measure_sizes("reduce_sum", SIZE_MAX, kLatency, reduce_sum, kLine | kCopy2);
 
   const int rc = bench_done();
   free(dst);

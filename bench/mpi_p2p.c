@@ -244,15 +244,15 @@ int main(int argc, char **argv) {
   bench_banner();
   if (bench_columns()) {
     const size_t small = 32768;
-    bench_measure_sizes("put_lat", small, kLatency, put_lat);
-    bench_measure_sizes("get_lat", small, kLatency, get_lat);
-    bench_measure_sizes("sendrecv_pingpong", small, kHalfRoundTrip, sendrecv_pingpong);
-    bench_measure("fadd_lat", 8, kLatency, fadd_lat);
-    bench_measure("cswap_lat", 8, kLatency, cswap_lat);
-    bench_measure("add_rate", 8, kRate, add_rate);
-    bench_measure("put_mr", 8, kRate, put_mr);
-    bench_measure_sizes("put_bw", SIZE_MAX, kBandwidth, put_bw);
-    bench_measure_sizes("get_bw", SIZE_MAX, kBandwidth, get_bw);
+    bench_measure_sizes("put_lat", small, kLatency, put_lat, kCopy1);
+    bench_measure_sizes("get_lat", small, kLatency, get_lat, kCopy1);
+    bench_measure_sizes("sendrecv_pingpong", small, kHalfRoundTrip, sendrecv_pingpong, kLine | kCopy1);
+    bench_measure("fadd_lat", 8, kLatency, fadd_lat, kLine);
+    bench_measure("cswap_lat", 8, kLatency, cswap_lat, kLine);
+    bench_measure("add_rate", 8, kRate, add_rate, kNoLimit);
+    bench_measure("put_mr", 8, kRate, put_mr, kNoLimit);
+    bench_measure_sizes("put_bw", SIZE_MAX, kBandwidth, put_bw, kCopy1);
+    bench_measure_sizes("get_bw", SIZE_MAX, kBandwidth, get_bw, kCopy1);
   }
 
   const int rc = bench_done();

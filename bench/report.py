@@ -100,9 +100,23 @@ class Data:
         # (compare.sh --rounds) a key has one row per round: the value is their median, and
         # one wrong result makes the cell wrong.
         rows = defaultdict(list)
+        # paired limits (bench_harness.h: rows NAME__line, NAME__copy measured beside NAME by
+        # the same two processes): (lib, config, npes, bench, size) -> {round: {part: value}}
+        self.paired = defaultdict(lambda: defaultdict(dict))
+        # the rows themselves, round by round, for the paired ratios
+        self.by_round = defaultdict(dict)
         with open(args.csv) as f:
             for r in csv.DictReader(f):
-                rows[(r["lib"], r["config"], int(r["npes"]), r["bench"], int(r["size"]))].append(r)
+                rnd = int(r.get("round") or 1)
+                bench, _, part = r["bench"].partition("__")
+                key = (r["lib"], r["config"], int(r["npes"]), bench, int(r["size"]))
+                if part:
+                    if r["status"] == "ok":
+                        self.paired[key][rnd][part] = float(r["value"])
+                    continue
+                rows[key].append(r)
+                if r["status"] == "ok":
+                    self.by_round[key][rnd] = float(r["value"])
         self.val = {}
         for key, rs in rows.items():
             ok = [float(r["value"]) for r in rs if r["status"] == "ok"]
@@ -170,6 +184,34 @@ class Data:
             parts = parts[:1]
         return max(parts) if all(p is not None for p in parts) else None
 
+    def paired_ratio(self, lib, config, npes, bench, size):
+        """The row over its paired limit (the larger of the line and the copy for a time,
+        the copy for a bandwidth), round by round, as a ratio like ratio(): the median over
+        the rounds that have both. None when the run printed no paired limit."""
+        name = bench if lib != "mpi" else SPECS[bench][3]
+        key = (lib, config, npes, name, size)
+        metric = SPECS[bench][2]
+        if self.val.get(key, (None, None, "ok"))[2] == "wrong":
+            return None
+        rs = []
+        for rnd, v in self.by_round.get(key, {}).items():
+            parts = self.paired.get(key, {}).get(rnd)
+            if not parts:
+                continue
+            lim = parts.get("copy") if metric == "bw" else max(parts.values())
+            r = ratio(metric, v, lim)
+            if r is not None:
+                rs.append(r)
+        return statistics.median(rs) if rs else None
+
+    def limit_ratio(self, lib, config, npes, bench, size, value):
+        """(ratio to the limit, paired?): the paired ratio where the run measured one, else
+        the value over the invocation's limit (limits.c)."""
+        r = self.paired_ratio(lib, config, npes, bench, size)
+        if r is not None:
+            return r, True
+        return ratio(SPECS[bench][2], value, self.limit_for(bench, npes, size)), False
+
     def lookup(self, lib, config, npes, bench, size):
         """(value, display text) for one cell."""
         name = bench if lib != "mpi" else SPECS[bench][3]
@@ -201,6 +243,25 @@ def ratio(metric, sym, other):
     if sym is None or other is None or sym <= 0 or other <= 0:
         return None
     return sym / other if metric == "time" else other / sym
+
+
+def fmt_limit_ratio(r, paired):
+    """A ratio to the limit; * marks one against limits.c's limit (no paired limit)."""
+    if r is None:
+        return "—"
+    return f"{r:.2f}" if paired else f"{r:.2f} *"
+
+
+def best_paired(d, kind, npes, bench, size):
+    """The peer configuration with the lowest ratio to its own paired limit: (ratio, label)."""
+    best = None
+    for lib, cfg, label in COLUMNS[kind]:
+        if lib == "symmem":
+            continue
+        r = d.paired_ratio(lib, cfg, npes, bench, size)
+        if r is not None and (best is None or r < best[0]):
+            best = (r, label)
+    return best
 
 
 def best_of(d, lib, kind, npes, bench, size):
@@ -241,9 +302,9 @@ def table_for(d, bench):
             for p in PEERS:
                 b = best_of(d, p, kind, n, bench, s)
                 rs.append(fmt_ratio(ratio(metric, sym, b[0] if b else None)))
-            rl = ratio(metric, sym, lim)
+            rl, paired = d.limit_ratio("symmem", "default", n, bench, s, sym)
             lines.append("| " + " | ".join([str(n), fmt_size(s)] + cells + [fmt(lim)] + rs +
-                                           [f"{rl:.2f}" if rl else "—"]) + " |")
+                                           [fmt_limit_ratio(rl, paired)]) + " |")
     if len(lines) == 2:
         return ""
     out = [f"### {bench}: {title} ({unit})", ""]
@@ -295,16 +356,17 @@ def headline_table(d):
                 best = b
         r = ratio(metric, sym, best[0] if best else None)
         lim = d.limit_for(bench, n, s)
-        rl = ratio(metric, sym, lim)
+        rl, paired = d.limit_ratio("symmem", "default", n, bench, s, sym)
         lines.append("| " + " | ".join(
             [title, str(n), UNITS[metric]] + cells + [fmt(lim),
-             (fmt_ratio(r) + f" ({best[1]})") if r else "—", f"{rl:.2f}" if rl else "—"]) + " |")
+             (fmt_ratio(r) + f" ({best[1]})") if r else "—", fmt_limit_ratio(rl, paired)]) + " |")
     return "\n".join(lines) + "\n"
 
 
 # The issues' targets (issues 3 and 4), checked on this run. Each: text, bench, PEs, sizes
-# (None = every size >= the given minimum), bound on symmem / best peer, bound on symmem /
-# limit (None = not part of the target).
+# (an int = every size >= it), bound on symmem / best peer, bound on symmem / limit (None =
+# not part of the target). The peer bound is judged in units of each library's paired limit
+# (targets_table), except for benches in RAW_PEER_CHECK.
 TARGETS = [
     ("8-byte put-with-signal ping-pong: at least as fast as the faster peer, within 2x of the cache-line limit",
      "signal_pingpong", 2, [8], 1.0, 2.0),
@@ -326,8 +388,14 @@ TARGETS = [
 ]
 
 
+# fetch-add as benchmarked leaves the word in the initiator's cache (the target does not
+# touch it), so its time does not follow the cache line's drift: compared raw.
+RAW_PEER_CHECK = {"fadd_lat"}
+
+
 def targets_table(d):
-    lines = ["| target | size | sym / best peer | sym / limit | met |", "|---|---|---|---|---|"]
+    lines = ["| target | size | sym / best peer | sym / best peer, paired | sym / limit | met |",
+             "|---|---|---|---|---|---|"]
     for text, bench, n, sizes, peer_bound, limit_bound in TARGETS:
         kind, _, metric = SPECS[bench][:3]
         if isinstance(sizes, int):
@@ -340,10 +408,15 @@ def targets_table(d):
                 if best is None or (b[0] < best[0] if metric == "time" else b[0] > best[0]):
                     best = b
             rp = ratio(metric, sym, best[0] if best else None)
-            rl = ratio(metric, sym, d.limit_for(bench, n, size))
+            # the same comparison with every library in units of its own paired limit
+            sp = d.paired_ratio("symmem", "default", n, bench, size)
+            bp = best_paired(d, kind, n, bench, size)
+            rpp = sp / bp[0] if sp is not None and bp and bench not in RAW_PEER_CHECK else None
+            rl, paired = d.limit_ratio("symmem", "default", n, bench, size, sym)
             checks = []
             if peer_bound is not None:
-                checks.append(None if rp is None else rp <= peer_bound)
+                r = rpp if rpp is not None else rp
+                checks.append(None if r is None else r <= peer_bound)
             if limit_bound is not None:
                 checks.append(None if rl is None else rl <= limit_bound)
             if sym is None:
@@ -353,7 +426,9 @@ def targets_table(d):
             else:
                 met = "yes" if all(checks) else "**no**"
             lines.append(f"| {text} ({n} PEs) | {fmt_size(size)} | "
-                         f"{f'{rp:.2f}' if rp else '—'} | {f'{rl:.2f}' if rl else '—'} | {met} |")
+                         f"{f'{rp:.2f}' if rp else '—'} | "
+                         f"{f'{rpp:.2f} ({bp[1]})' if rpp is not None else '—'} | "
+                         f"{fmt_limit_ratio(rl, paired)} | {met} |")
     return "\n".join(lines) + "\n"
 
 
@@ -521,6 +596,14 @@ def page(d, made):
   2 x SIZE, the bytes every PE writes into its result at 2 PEs. Limits are given for 2 PEs
   only: with more PEs than cores there is no clean hardware bound. The limit column says
   which one each table uses.
+- **Paired limits, and the "sym / limit" ratios**: the speed of this shared 2-vCPU machine
+  drifts within seconds (the cache line takes 0.03 us in one minute, 0.2 us in the next),
+  so at 2 PEs every benchmark program also measures each row's limit itself, with no
+  library, between its own two processes on the same CPUs, one limit sample right before
+  each benchmark sample (`bench/bench_harness.h`): the cache line (rows up to 4 KiB) and
+  the row's memcpy (from 4 KiB). "sym / limit" is symmem's row over that paired limit (the
+  larger part for times), taken round by round, median of the rounds; a ratio marked `*`
+  had no paired limit and uses the limit column. The limit column itself is limits.c's.
 - **Values** are medians over 7 samples after a warm-up; a sample lasts about 10 ms
   (`--target-ms`, `--samples`; see the benchmark arguments above), and there are fewer
   samples (odd, at least one) when they would take more than half a second, as when a
@@ -552,8 +635,13 @@ def page(d, made):
     L.append("## Headline figures\n")
     L.append(headline_table(d))
     L.append("## The targets of issues 3 and 4\n")
-    L.append("Checked on this run (ratios as above; \"incomplete\" = a peer or the limit has no "
-             "value to compare with).\n")
+    L.append("Checked on this run. \"sym / best peer\" divides the medians (each library "
+             "measured in its own seconds); \"sym / best peer, paired\" compares every library in "
+             "units of its own paired limit, measured by its own two processes in the same seconds "
+             "as its row, which takes the machine's drift out of the comparison; a peer bound is "
+             "judged on the paired form where both have one (not for fetch-add: the word stays in "
+             "the initiator's cache, so its time does not follow the line), a limit bound on the paired \"sym / "
+             "limit\". \"incomplete\" = a peer or the limit has no value to compare with.\n")
     L.append(targets_table(d))
     if made:
         L.append("## Plots\n")

@@ -166,18 +166,18 @@ int main(int argc, char **argv) {
            "shmem_double_sum_reduce", "shmem_double_sum_to_all");
   bench_columns();
 
-  bench_measure("barrier", 0, kLatency, barrier);
+  bench_measure("barrier", 0, kLatency, barrier, kLine);
 #if BENCH_HAVE_BROADCASTMEM || BENCH_HAVE_BROADCAST64
-  bench_measure_sizes("bcast", SIZE_MAX, kLatency, bcast);
+  bench_measure_sizes("bcast", SIZE_MAX, kLatency, bcast, kLine | kCopy1);
 #endif
 #if BENCH_HAVE_FCOLLECTMEM || BENCH_HAVE_FCOLLECT64
-  bench_measure_sizes("fcollect", SIZE_MAX, kLatency, fcollect);
+  bench_measure_sizes("fcollect", SIZE_MAX, kLatency, fcollect, kLine | kCopy2n);
 #endif
 #if BENCH_HAVE_ALLTOALLMEM || BENCH_HAVE_ALLTOALL64
-  bench_measure_sizes("alltoall", SIZE_MAX, kLatency, alltoall);
+  bench_measure_sizes("alltoall", SIZE_MAX, kLatency, alltoall, kLine | kCopy2n);
 #endif
 #if BENCH_HAVE_DOUBLE_SUM_REDUCE || BENCH_HAVE_DOUBLE_SUM_TO_ALL
-  bench_measure_sizes("reduce_sum", SIZE_MAX, kLatency, reduce_sum);
+  bench_measure_sizes("reduce_sum", SIZE_MAX, kLatency, reduce_sum, kLine | kCopy2);
 #endif
 
   const int rc = bench_done();

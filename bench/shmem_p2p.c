@@ -316,28 +316,28 @@ int main(int argc, char **argv) {
   }
   if (bench_columns()) {
     const size_t small = 32768; /* latency-type benchmarks stop here */
-    bench_measure_sizes("put_lat", small, kLatency, put_lat);
-    bench_measure_sizes("get_lat", small, kLatency, get_lat);
-    bench_measure("put_pingpong", 8, kHalfRoundTrip, put_pingpong);
-    bench_measure_sizes("signal_pingpong", small, kHalfRoundTrip, signal_pingpong);
+    bench_measure_sizes("put_lat", small, kLatency, put_lat, kCopy1);
+    bench_measure_sizes("get_lat", small, kLatency, get_lat, kCopy1);
+    bench_measure("put_pingpong", 8, kHalfRoundTrip, put_pingpong, kLine);
+    bench_measure_sizes("signal_pingpong", small, kHalfRoundTrip, signal_pingpong, kLine | kCopy1);
 #if BENCH_HAVE_ATOMIC_FETCH_ADD
-    bench_measure("fadd_lat", 8, kLatency, fadd_lat);
+    bench_measure("fadd_lat", 8, kLatency, fadd_lat, kLine);
 #else
     skipped("fadd_lat", "shmem_long_atomic_fetch_add");
 #endif
 #if BENCH_HAVE_ATOMIC_COMPARE_SWAP
-    bench_measure("cswap_lat", 8, kLatency, cswap_lat);
+    bench_measure("cswap_lat", 8, kLatency, cswap_lat, kLine);
 #else
     skipped("cswap_lat", "shmem_long_atomic_compare_swap");
 #endif
 #if BENCH_HAVE_ATOMIC_ADD
-    bench_measure("add_rate", 8, kRate, add_rate);
+    bench_measure("add_rate", 8, kRate, add_rate, kNoLimit);
 #else
     skipped("add_rate", "shmem_long_atomic_add");
 #endif
-    bench_measure("put_mr", 8, kRate, put_mr);
-    bench_measure_sizes("put_bw", SIZE_MAX, kBandwidth, put_bw);
-    bench_measure_sizes("get_bw", SIZE_MAX, kBandwidth, get_bw);
+    bench_measure("put_mr", 8, kRate, put_mr, kNoLimit);
+    bench_measure_sizes("put_bw", SIZE_MAX, kBandwidth, put_bw, kCopy1);
+    bench_measure_sizes("get_bw", SIZE_MAX, kBandwidth, get_bw, kCopy1);
   }
 
   const int rc = bench_done();
