@@ -17,7 +17,9 @@
 # programs with oshcc, the MPI ones with mpicc), measures the limits (bench_limits), then
 # for each PE count runs the point-to-point and the collective benchmarks for symmem,
 # OSHMEM and MPI one after the other, each under a time limit, and measures the limits
-# again at the end. Peers run in their defaults and in their best configuration:
+# again at the end. symmem's collectives run twice: through the team API (default) and
+# through the 1.4 active-set routines (bench_coll_as), the calls OSHMEM 4.1 makes.
+# Peers run in their defaults and in their best configuration:
 #   OSHMEM  env OMPI_MCA_osc=^rdma (without it OSHMEM 4.1 crashes inside shmem_finalize)
 #           collectives: default, and --mca scoll basic
 #   MPI     point-to-point: default, and --mca osc sm (the default osc/rdma crashes in
@@ -176,6 +178,9 @@ for round in $(seq 1 "$rounds"); do
   for n in $npes_list; do
     for kind in p2p coll; do
       run symmem default $kind "$n" "$symmem_run" -n "$n" --timeout $((run_timeout - 5)) "$b/bench_$kind" $bench_args
+      if [ $kind = coll ]; then  # the 1.4 active-set routines, the calls OSHMEM 4.1 makes
+        run symmem active-set $kind "$n" "$symmem_run" -n "$n" --timeout $((run_timeout - 5)) "$b/bench_coll_as" $bench_args
+      fi
       if [ $have_oshmem = 1 ]; then
         run oshmem default $kind "$n" "${osh[@]}" -np "$n" "$b/oshmem_$kind" $bench_args
         if [ $kind = coll ]; then

@@ -13,12 +13,25 @@
  * shmem_double_sum_reduce), otherwise the active-set routines of 1.4 over all PEs
  * (shmem_broadcast64, shmem_fcollect64, shmem_alltoall64, shmem_double_sum_to_all, with two
  * pSync arrays used alternately), otherwise it is skipped; a "# api" line says which.
+ * Built with BENCH_FORCE_ACTIVE_SET=1 (bench_coll_as), it calls the 1.4 routines even where
+ * the team API exists: the calls Open MPI 4.1's OSHMEM runs, for a like-with-like
+ * comparison (a team broadcast also fills the root's dest; an active-set one does not).
  *
  * One sample's time is the slowest PE's; the value is the median over samples. Every
  * sample is validated after its timed part: sources carry a pattern that changes every
  * sample and names the sending PE, and every received byte (every sum) is checked. The
  * barrier is checked by a put to a neighbour before a barrier and a read after it. */
 #include "bench_features.h"
+#if BENCH_FORCE_ACTIVE_SET
+#undef BENCH_HAVE_BROADCASTMEM
+#undef BENCH_HAVE_FCOLLECTMEM
+#undef BENCH_HAVE_ALLTOALLMEM
+#undef BENCH_HAVE_DOUBLE_SUM_REDUCE
+#define BENCH_HAVE_BROADCASTMEM 0
+#define BENCH_HAVE_FCOLLECTMEM 0
+#define BENCH_HAVE_ALLTOALLMEM 0
+#define BENCH_HAVE_DOUBLE_SUM_REDUCE 0
+#endif
 #include "bench_shmem.h"
 #include "bench_coll.h"
 
