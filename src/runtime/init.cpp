@@ -13,6 +13,7 @@
 //   7. routes, wait policy, metadata; the ready barrier; the rendezvous file goes
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -583,11 +584,15 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   }
   spin_budget_.store(wait_.spin, std::memory_order_relaxed);
   {
-    unsigned cores = std::thread::hardware_concurrency();
+    // The CPUs this PE may run on (taskset, a container's cpuset), not the machine's.
+    cpu_set_t allowed;
+    unsigned cores = sched_getaffinity(0, sizeof(allowed), &allowed) == 0 ? unsigned(CPU_COUNT(&allowed))
+                                                                           : std::thread::hardware_concurrency();
     central_sync_ = cores && unsigned(npes_) > cores;
   }
-  if (cfg_.bind) bind_to_cpu();
+  const int cpu = cfg_.bind ? bind_to_cpu() : -1;
   MetaFixed* m = meta(rank_);
+  m->cpu_plus_1 = cpu + 1;
   m->magic = kMetaMagic;
   m->pid = getpid();
   m->rank = rank_;

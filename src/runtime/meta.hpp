@@ -37,12 +37,16 @@ struct SyncState {
   WaitWord round[kMaxBarrierRounds];
   WaitWord arrive;
   WaitWord release;
+  // Central algorithm: the epoch of this PE's latest arrival, read by the PEs that share
+  // its CPU (Runtime::Impl::wait_release) to know whether it still needs the CPU.
+  alignas(64) std::atomic<uint32_t> arrived{0};
 };
 
 struct MetaFixed {
   uint64_t magic;
   int32_t pid;
   int32_t rank;
+  int32_t cpu_plus_1;  // 1 + the CPU this PE is bound to; 0 when not bound (SYMMEM_BIND)
   SyncState world_sync;
   AllocRecord alloc[2];  // indexed by call number parity
   // Wake-up of threads sleeping in a wait on this PE's user memory (wait_until, signal

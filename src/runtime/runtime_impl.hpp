@@ -100,8 +100,13 @@ struct Runtime::Impl {
   // the root's word for ordinary ones), so an MFENCE first only adds its cost.
   void barrier_all() { sync_all(); }
   void sync_all();
-  // Pins this PE to one CPU, round-robin over the allowed ones (SYMMEM_BIND).
-  void bind_to_cpu();
+  // Pins this PE to one CPU, round-robin over the allowed ones (SYMMEM_BIND); returns
+  // the CPU, or -1 when it did not bind.
+  int bind_to_cpu();
+  // The central sync's wait for the release of epoch e (see strided_sync).
+  void wait_release(SyncState* root, uint32_t e, int start, int stride, int size, uint64_t off);
+  // After the first world sync: which PEs share this PE's CPU (colocated_).
+  void learn_colocation();
   // Synchronises PEs start, start+stride, ... (size of them). `sync_meta_offset` locates a
   // SyncState at the same metadata offset on every PE; `epoch` counts this PE's syncs.
   void strided_sync(int start, int stride, int size, uint64_t sync_meta_offset, uint32_t* epoch);
@@ -146,6 +151,10 @@ struct Runtime::Impl {
   // Spin polls wait_word_ge currently allows (adapted per wait; see runtime.cpp).
   std::atomic<int> spin_budget_{0};
   static constexpr int kMinSpin = 8;
+  // World ranks bound to this PE's CPU (PEs outnumber cores); known after the first
+  // world sync, when every PE has published its CPU.
+  std::vector<int> colocated_;
+  bool colocation_known_ = false;
   bool central_sync_ = false;  // PEs outnumber cores: counter barrier, one sleep per PE
   std::unique_ptr<TcpStoreServer> hosted_store_;  // this PE hosts the job's store
   std::unique_ptr<Store> store_;
