@@ -30,9 +30,13 @@
  *         SIZE on both PEs at once (kCopy2), or 2 x SIZE on both at once (kCopy2n: what
  *         each PE writes in a 2-PE fcollect or alltoall); us per copy, the slower PE's, or
  *         GB/s for bandwidth rows
- * and prints them as rows NAME__line and NAME__copy beside the row itself (line for sizes
- * up to 4 KiB, copy from 4 KiB). bench/report.py divides a row by the larger of its paired
- * limits, round by round. */
+ *   line2 a data line and a signal line in each direction: the data word stored, then the
+ *         signal (an exchange, as symmem's put-with-signal), the receiver reads the data once
+ *         the signal arrived: the floor of a put-with-signal ping-pong whose signal does not
+ *         share the data's line; one way, us
+ * and prints them as rows NAME__line, NAME__copy and NAME__line2 beside the row itself
+ * (line and line2 for sizes up to 4 KiB, copy from 4 KiB). bench/report.py divides a row by
+ * the larger of its line and copy, round by round; line2 is shown beside it. */
 #ifndef BENCH_HARNESS_H
 #define BENCH_HARNESS_H
 
@@ -63,6 +67,7 @@ enum bench_limit {
   kCopy1 = 2,   /* memcpy of SIZE, PE 0 alone */
   kCopy2 = 4,   /* memcpy of SIZE, both PEs at once */
   kCopy2n = 8,  /* memcpy of 2 x SIZE, both PEs at once */
+  kLine2 = 16,  /* a data line and a signal line (put-with-signal's floor; shown, not a limit) */
 };
 enum { kBenchPairLineMax = 4096, kBenchPairCopyMin = 4096 };
 
@@ -196,6 +201,37 @@ static double bench_line_pingpong(size_t size, long iters, uint64_t seed) {
   return bench_now_us() - t0;
 }
 
+/* iters round trips of a data word and a signal word, each in its own line, per direction
+ * (lines 1-4 of the shared page). */
+static double bench_line2_pingpong(size_t size, long iters, uint64_t seed) {
+  (void)size, (void)seed;
+  if (me > 1) return 0;
+  _Atomic long *data_to[2] = {bench_line + 8, bench_line + 16};
+  _Atomic long *sig_to[2] = {bench_line + 24, bench_line + 32};
+  const int other = 1 - me;
+  const long base = bench_line_seq;
+  bench_line_seq += iters;
+  long bad = 0;
+  const double t0 = bench_now_us();
+  for (long i = 0; i < iters; ++i) {
+    const long v = base + i + 1;
+    if (me == 0) {
+      atomic_store_explicit(data_to[other], v, memory_order_relaxed);
+      atomic_exchange(sig_to[other], v);
+    }
+    while (atomic_load_explicit(sig_to[me], memory_order_acquire) != v) {
+    }
+    bad += atomic_load_explicit(data_to[me], memory_order_relaxed) != v;
+    if (me == 1) {
+      atomic_store_explicit(data_to[other], v, memory_order_relaxed);
+      atomic_exchange(sig_to[other], v);
+    }
+  }
+  const double t = bench_now_us() - t0;
+  if (bad) bench_wrong("paired two-line ping-pong", 8, "data before signal, times", bad, 0);
+  return t;
+}
+
 static int bench_copy_mode; /* the kCopy* being measured */
 
 static size_t bench_copy_bytes(size_t size) { return bench_copy_mode == kCopy2n ? 2 * size : size; }
@@ -248,25 +284,26 @@ static void bench_measure(const char *name, size_t size, enum bench_kind kind, b
                           enum bench_limit limit) {
   if (!bench_selected(&O, name)) return;
   const long before = bench_sum_on_pe0(failures);
-  double t[kBenchMaxSamples], tl[2][kBenchMaxSamples];
+  double t[kBenchMaxSamples], tl[3][kBenchMaxSamples];
   /* data patterns: each mode keeps the seed series it always had */
   uint64_t seed = (uint64_t)size * (bench_program_mode == kBenchPairs ? 1000003u : 7919u);
   int samples;
   const long iters = bench_calibrate(fn, size, &seed, &samples);
-  /* the paired limits: [0] the line, [1] a copy */
-  int pair[2] = {0, 0};
-  long pair_iters[2] = {0, 0};
+  /* the paired limits: [0] the line, [1] a copy, [2] two lines */
+  int pair[3] = {0, 0, 0};
+  long pair_iters[3] = {0, 0, 0};
   if (npes == 2 && limit != kNoLimit && bench_line_map()) {
     pair[0] = (limit & kLine) && size <= kBenchPairLineMax;
-    pair[1] = (limit & ~kLine) && size >= kBenchPairCopyMin;
-    bench_copy_mode = limit & ~kLine;
+    pair[1] = (limit & (kCopy1 | kCopy2 | kCopy2n)) && size >= kBenchPairCopyMin;
+    pair[2] = (limit & kLine2) && size <= kBenchPairLineMax;
+    bench_copy_mode = limit & (kCopy1 | kCopy2 | kCopy2n);
   }
-  static const bench_fn pair_fn[2] = {bench_line_pingpong, bench_copy};
+  static const bench_fn pair_fn[3] = {bench_line_pingpong, bench_copy, bench_line2_pingpong};
   uint64_t pair_seed = seed * 31 + 7;
-  for (int p = 0; p < 2; ++p)
+  for (int p = 0; p < 3; ++p)
     if (pair[p]) pair_iters[p] = bench_calibrate(pair_fn[p], size, &pair_seed, NULL);
   for (int s = 0; s < samples; ++s) {
-    for (int p = 0; p < 2; ++p) {
+    for (int p = 0; p < 3; ++p) {
       if (!pair[p]) continue;
       bench_barrier();
       tl[p][s] = bench_sample_time(pair_fn[p](size, pair_iters[p], ++pair_seed)) / (double)pair_iters[p];
@@ -295,6 +332,10 @@ static void bench_measure(const char *name, size_t size, enum bench_kind kind, b
     snprintf(pname, sizeof pname, "%s__copy", name);
     if (kind == kBandwidth) bench_row(pname, size, (double)size / (c * 1e3), "GB/s", bad);
     else bench_row(pname, size, c, "us", bad);
+  }
+  if (pair[2]) {
+    snprintf(pname, sizeof pname, "%s__line2", name);
+    bench_row(pname, size, bench_median(tl[2], samples) / 2, "us", bad);
   }
 }
 

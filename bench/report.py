@@ -199,10 +199,21 @@ class Data:
             parts = self.paired.get(key, {}).get(rnd)
             if not parts:
                 continue
-            lim = parts.get("copy") if metric == "bw" else max(parts.values())
+            limits = [parts[k] for k in ("line", "copy") if k in parts]
+            if not limits:
+                continue
+            lim = parts.get("copy") if metric == "bw" else max(limits)
             r = ratio(metric, v, lim)
             if r is not None:
                 rs.append(r)
+        return statistics.median(rs) if rs else None
+
+    def paired_part(self, lib, config, npes, bench, size, part):
+        """A paired part over the paired line, round by round, median (e.g. "line2": the
+        two-line floor of a put-with-signal ping-pong in units of one line)."""
+        name = bench if lib != "mpi" else SPECS[bench][3]
+        rs = [p[part] / p["line"] for p in self.paired.get((lib, config, npes, name, size), {}).values()
+              if part in p and p.get("line")]
         return statistics.median(rs) if rs else None
 
     def limit_ratio(self, lib, config, npes, bench, size, value):
@@ -437,10 +448,12 @@ def targets_table(d):
             else:
                 met = "yes" if all(checks) else "**no**"
             form = f" ({sym_label})" if sym_cfg != "default" else ""
+            floor = d.paired_part("symmem", sym_cfg, n, bench, size, "line2")
+            floor_text = f" (two-line floor: {floor:.2f})" if floor else ""
             lines.append(f"| {text} ({n} PEs) | {fmt_size(size)}{form} | "
                          f"{f'{rp:.2f}' if rp else '—'} | "
                          f"{f'{rpp:.2f} ({bp[1]})' if rpp is not None else '—'} | "
-                         f"{fmt_limit_ratio(rl, paired)} | {met} |")
+                         f"{fmt_limit_ratio(rl, paired)}{floor_text} | {met} |")
     return "\n".join(lines) + "\n"
 
 
@@ -658,8 +671,10 @@ def page(d, made):
              "limit (measured by its own two processes in the same seconds as its row); it is shown, "
              "not judged: a time is overhead plus some line transfers, so its ratio to the line is "
              "lower in a slow-line minute for every library, and the peers ran in other minutes. A "
-             "limit bound is judged on the paired \"sym / limit\". \"incomplete\" = a peer or the "
-             "limit has no value to compare with.\n")
+             "limit bound is judged on the paired \"sym / limit\"; beside the put-with-signal ping-pong, its two-line floor in the same units: a data "
+             "line and a signal line passed each way by the same two processes with no library, "
+             "the data read after the signal (the paired `__line2` row). \"incomplete\" = a peer "
+             "or the limit has no value to compare with.\n")
     L.append(targets_table(d))
     if made:
         L.append("## Plots\n")

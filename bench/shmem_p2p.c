@@ -319,7 +319,7 @@ int main(int argc, char **argv) {
     bench_measure_sizes("put_lat", small, kLatency, put_lat, kCopy1);
     bench_measure_sizes("get_lat", small, kLatency, get_lat, kCopy1);
     bench_measure("put_pingpong", 8, kHalfRoundTrip, put_pingpong, kLine);
-    bench_measure_sizes("signal_pingpong", small, kHalfRoundTrip, signal_pingpong, kLine | kCopy1);
+    bench_measure_sizes("signal_pingpong", small, kHalfRoundTrip, signal_pingpong, kLine | kCopy1 | kLine2);
 #if BENCH_HAVE_ATOMIC_FETCH_ADD
     bench_measure("fadd_lat", 8, kLatency, fadd_lat, kLine);
 #else
