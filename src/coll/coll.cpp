@@ -44,11 +44,29 @@ void copy_out(char* d, const char* s, size_t bytes, bool stream) {
   else std::memcpy(d, s, bytes);
 }
 
+// The streamed large reduction writes each finished line into every member's dest in one
+// pass (ReduceKernels::combine_stream) when the group is this small (a write stream per
+// member: more would crowd the CPU's write-combining buffers) and dest has the same offset
+// in a 64-byte line in every member's mapping (symmetric memory has; `head`: the elements
+// before the first whole line of every chunk). Otherwise each chunk is reduced into an L1
+// buffer and copied out to one member after another.
+constexpr int kMaxFusedDests = 4;
+
 const char* cp(const void* p) { return static_cast<const char*>(p); }
 char* mp(void* p) { return static_cast<char*>(p); }
 
 void move_local(void* dest, const void* src, size_t bytes) {
   if (dest != src && bytes) std::memmove(dest, src, bytes);
+}
+
+bool fuses(const Group& g, void* dest, size_t es, size_t* head) {
+  if (g.size() > kMaxFusedDests || 64 % es != 0) return false;
+  const uintptr_t off = reinterpret_cast<uintptr_t>(g.at(dest, 0)) & 63;
+  if (off % es != 0) return false;
+  for (int i = 1; i < g.size(); ++i)
+    if ((reinterpret_cast<uintptr_t>(g.at(dest, i)) & 63) != off) return false;
+  *head = (64 - off) % 64 / es;
+  return true;
 }
 
 // Member i's slice of n elements, in whole cache lines where the element size allows.
@@ -63,20 +81,24 @@ void slice(size_t n, size_t es, int parts, int i, size_t* lo, size_t* hi) {
 // out[0..m) = x_0 OP x_1 OP ... OP x_last, operand i at operand(i), in that order; out
 // overlaps no operand. The first two are combined in one pass (no copy of x_0 first).
 template <class Operand>
-void fold(void* out, int last, size_t m, ReduceFn fn, size_t es, Operand operand) {
+void fold(void* out, int last, size_t m, const ReduceKernels& k, size_t es, Operand operand) {
   if (last == 0) return (void)std::memcpy(out, operand(0), m * es);
-  fn->combine(out, operand(0), operand(1), m);
-  for (int i = 2; i <= last; ++i) fn->acc(out, operand(i), m);
+  k.combine(out, operand(0), operand(1), m);
+  for (int i = 2; i <= last; ++i) k.acc(out, operand(i), m);
 }
+
+// The kernels of `fn` for the instruction set the runtime chose at init.
+const ReduceKernels& kernels(const Group& g, ReduceFn fn) { return fn->isa[g.rt()->reduce_isa_]; }
 
 // out[lo..hi) = src_0 OP src_1 OP ... OP src_last over [lo, hi) elements, read from the
 // members' buffers at symmetric address `src`. `out` may be any member's source (in place).
 void reduce_range(Group& g, void* out, const void* src, size_t lo, size_t hi, size_t es, ReduceFn fn, int last) {
+  const ReduceKernels& k = kernels(g, fn);
   alignas(64) char tmp[kChunkBytes];
   size_t step = std::max<size_t>(1, kChunkBytes / es);
   for (size_t a = lo; a < hi; a += step) {
     size_t m = std::min(step, hi - a);
-    fold(tmp, last, m, fn, es, [&](int i) { return cp(g.at(src, i)) + a * es; });
+    fold(tmp, last, m, k, es, [&](int i) { return cp(g.at(src, i)) + a * es; });
     std::memcpy(mp(out) + a * es, tmp, m * es);
   }
 }
@@ -221,27 +243,55 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
     std::memcpy(g.scratch(me, par), src, bytes);
     g.sync();
     // dest is read by nobody else and may be my source (already staged).
-    fold(dest, size - 1, n, fn, es, [&](int i) { return g.scratch(i, par); });
+    fold(dest, size - 1, n, kernels(g, fn), es, [&](int i) { return g.scratch(i, par); });
     return;
   }
   // Reduce-scatter with the result pushed: member `me` reduces slice `me` from every
-  // member's source, chunk by chunk into an L1 buffer (the first two sources combined in
-  // one pass), and stores each finished chunk into every member's dest. Each member reads
-  // n/n of the data and writes n/n, like one memcpy. In place, chunk c of slice `me` is
-  // read (from every source) only by me and only before I overwrite it.
+  // member's source, chunk by chunk, and stores each finished chunk into every member's
+  // dest. Each member reads n/n of the data and writes n/n, like one memcpy. In place,
+  // chunk c of slice `me` is read (from every source) only by me and only before I
+  // overwrite it (line by line in the streamed last step).
   g.sync();
   size_t lo, hi;
   slice(n, es, size, me, &lo, &hi);
-  const bool stream = streams(bytes);
+  const ReduceKernels& k = kernels(g, fn);
   alignas(64) char tmp[kChunkBytes];
   const size_t step = std::max<size_t>(1, kChunkBytes / es);
+  char* outs[kMaxFusedDests];
+  const bool stream = streams(bytes);
+  size_t head = 0;  // elements before each chunk's first whole line in dest
+  const bool fused = stream && fuses(g, dest, es, &head);
   for (size_t a = lo; a < hi; a += step) {
     const size_t m = std::min(step, hi - a);
-    fold(tmp, size - 1, m, fn, es, [&](int i) { return cp(g.at(src, i)) + a * es; });
-    for (int k = 0; k < size; ++k) {
-      int i = (me + k) % size;
-      copy_out(mp(g.at(dest, i)) + a * es, tmp, m * es, stream);
+    auto operand = [&](int i) { return cp(g.at(src, i)) + a * es; };
+    if (!fused) {
+      fold(tmp, size - 1, m, k, es, operand);
+      for (int j = 0; j < size; ++j) copy_out(mp(g.at(dest, (me + j) % size)) + a * es, tmp, m * es, stream);
+      continue;
     }
+    // Operands 0..size-2 folded into the L1 buffer (or operand 0 itself at 2 members), then
+    // the last one combined with it and streamed into every dest at once: whole lines with
+    // combine_stream, the ragged ends through the buffer's tail with ordinary stores.
+    const char* x = cp(tmp);
+    if (size == 2) x = operand(0);
+    else fold(tmp, size - 2, m, k, es, operand);
+    const char* y = operand(size - 1);
+    for (int j = 0; j < size; ++j) outs[j] = mp(g.at(dest, (me + j) % size)) + a * es;
+    const size_t h = std::min(head, m);
+    const size_t body = (m - h) * es / 64 * 64 / es;
+    auto edge = [&](size_t from, size_t cnt) {  // elements [from, from + cnt) of the chunk
+      if (cnt == 0) return;
+      alignas(64) char e[64];
+      k.combine(e, x + from * es, y + from * es, cnt);
+      for (int j = 0; j < size; ++j) std::memcpy(outs[j] + from * es, e, cnt * es);
+    };
+    edge(0, h);
+    if (body) {
+      void* o[kMaxFusedDests];
+      for (int j = 0; j < size; ++j) o[j] = outs[j] + h * es;
+      k.combine_stream(o, size, x + h * es, y + h * es, body);
+    }
+    edge(h + body, m - h - body);
   }
   if (stream) shm::fence();
   g.sync();
@@ -265,7 +315,7 @@ void scan(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn f
       std::memset(dest, 0, bytes);
       return;
     }
-    fold(dest, last, n, fn, es, [&](int i) { return g.scratch(i, par); });
+    fold(dest, last, n, kernels(g, fn), es, [&](int i) { return g.scratch(i, par); });
     return;
   }
   // Direct: members after me still read my source until the closing sync, so an in-place

@@ -582,6 +582,16 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
     size_t llc = last_level_cache_bytes();
     shm::stream_copy_min = cfg_.stream_copy > 0 ? size_t(cfg_.stream_copy) : llc ? llc / 2 : size_t(16) << 20;
   }
+  {
+    // the reduction kernels' instruction set, fixed for the job (every PE of a node picks
+    // the same; the kernels give the same bits whichever runs: coll/reduce_ops.hpp)
+    const std::string& isa = cfg_.reduce_isa;
+    if (isa == "auto") reduce_isa_ = cpu_has_avx2() ? kIsaAvx2 : kIsaBase;
+    else if (isa == "base") reduce_isa_ = kIsaBase;
+    else if (isa == "avx2" && cpu_has_avx2()) reduce_isa_ = kIsaAvx2;
+    else if (isa == "avx2") fail(Errc::kInvalidArgument, "init", "SYMMEM_REDUCE_ISA=avx2, but this CPU has no AVX2");
+    else fail(Errc::kInvalidArgument, "init", "SYMMEM_REDUCE_ISA=%s: expected auto, avx2 or base", isa.c_str());
+  }
   spin_budget_.store(wait_.spin, std::memory_order_relaxed);
   {
     // The CPUs this PE may run on (taskset, a container's cpuset), not the machine's.

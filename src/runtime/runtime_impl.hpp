@@ -12,6 +12,7 @@
 #include "bootstrap/store.hpp"
 #include "bootstrap/tcp_store.hpp"
 #include "common/config.hpp"
+#include "common/cpu.hpp"
 #include "common/status.hpp"
 #include "common/wait.hpp"
 #include "heap/allocator.hpp"
@@ -155,6 +156,7 @@ struct Runtime::Impl {
   // world sync, when every PE has published its CPU.
   std::vector<int> colocated_;
   bool colocation_known_ = false;
+  Isa reduce_isa_ = kIsaBase;  // the reduction kernels' instruction set (SYMMEM_REDUCE_ISA)
   bool central_sync_ = false;  // PEs outnumber cores: counter barrier, one sleep per PE
   std::unique_ptr<TcpStoreServer> hosted_store_;  // this PE hosts the job's store
   std::unique_ptr<Store> store_;

@@ -522,6 +522,53 @@ TEST(Coll, LargeSumAllPlacements) {
   shmem_free(src);
 }
 
+// The large reduction's kernels (coll/reduce_ops.hpp) at every length around their edges
+// (0, 1, 7, 4097 elements and odd multi-chunk lengths), with dest and source a few elements
+// off a cache line (so that the streamed path has a ragged head and tail around its
+// whole lines), for several ops and element sizes, against the sequential reference in PE
+// order, bit for bit. The CTests run it under each instruction set (SYMMEM_REDUCE_ISA) and,
+// with SYMMEM_STREAM_COPY=4096, at 2-4 PEs (every dest written in one pass) and 5 (one
+// dest after another).
+template <class T, class Val, class Op>
+void check_reduce_edges(const char* name, int (*reduce)(shmem_team_t, T*, const T*, size_t), Val val, Op op) {
+  const size_t max = 12289 + 8;
+  T* src = static_cast<T*>(shmem_malloc(max * sizeof(T)));
+  T* dst = static_cast<T*>(shmem_malloc(max * sizeof(T)));
+  for (size_t m : {size_t(0), size_t(1), size_t(7), size_t(4097), size_t(12289)})
+    for (size_t doff : {size_t(0), size_t(1), size_t(3)})
+      for (size_t soff : {size_t(0), size_t(1)}) {
+        T* s = src + soff;
+        T* d = dst + doff;
+        for (size_t j = 0; j < m; ++j) s[j] = val(me(), j);
+        EXPECT_EQ(reduce(SHMEM_TEAM_WORLD, d, s, m), 0);
+        size_t bad = 0;
+        for (size_t j = 0; j < m; ++j) {
+          T acc = val(0, j);
+          for (int p = 1; p < npes(); ++p) acc = op(acc, val(p, j));
+          bad += std::memcmp(&acc, &d[j], sizeof(T)) != 0;
+        }
+        EXPECT_EQ(bad, 0u) << name << ": " << m << " elements, dest +" << doff << ", source +" << soff;
+        shmem_barrier_all();
+      }
+  shmem_free(dst);
+  shmem_free(src);
+}
+
+TEST(Coll, LargeReduceEdgesEveryKernel) {
+  auto fval = [](int pe, size_t j) { return double((size_t(pe) * 7919 + j * 31) % 1009) / 3.0 * (j % 3 ? 1e-9 : 1e7); };
+  check_reduce_edges<double>("double sum", shmem_double_sum_reduce, fval, [](double a, double b) { return a + b; });
+  check_reduce_edges<float>("float max", shmem_float_max_reduce,
+                            [&](int pe, size_t j) { return j % 101 == 5 && pe == 1 ? -0.0f : float(fval(pe, j)); },
+                            [](float a, float b) { return b > a ? b : a; });
+  check_reduce_edges<unsigned long long>(
+      "ulonglong prod", shmem_ulonglong_prod_reduce,
+      [](int pe, size_t j) { return (unsigned long long)(j * 2654435761u + size_t(pe) * 40503u) | 1; },
+      [](unsigned long long a, unsigned long long b) { return a * b; });
+  check_reduce_edges<short>("short sum", shmem_short_sum_reduce,
+                            [](int pe, size_t j) { return short((j * 31 + size_t(pe) * 7) % 200 - 100); },
+                            [](short a, short b) { return short(a + b); });
+}
+
 // Floating-point sums give the same bits on every PE and every repetition.
 TEST(Coll, DeterministicFloatSum) {
   const size_t m = 100000;
