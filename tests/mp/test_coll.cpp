@@ -648,7 +648,7 @@ TEST(ActiveSet, DataCollectives) {
   shmem_barrier_all();
   for (auto a : active_sets()) {
     const int idx = index_in(a);
-    for (size_t n : {size_t(0), size_t(1), size_t(33), max}) {
+    for (size_t n : {size_t(0), size_t(1), size_t(33), size_t(1037), max}) {  // 1037: past the scratch, not whole lines
       if (idx >= 0) {
         long* ps = psync + (n % 2) * SHMEM_SYNC_SIZE;  // alternate pSync arrays
         const int root = a.size - 1;
