@@ -173,11 +173,23 @@ void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
     }
     return;
   }
+  // Direct: every member pushes its own block into every member's dest, a chunk at a time,
+  // so that the chunk is read from memory once and from L1 for the other n - 1 copies
+  // (pulling every peer's block reads n blocks to write n). 2 PEs, alternated with the pull
+  // in the same minutes: 1 MiB per PE 0.97-1.06x the paired two-stream memcpy (pull
+  // 1.04-1.09x), 16 MiB 2.8-3.8 ms (pull 3.4-4.4 ms). The first sync is not for the dests (the standard has them ready
+  // on entry) but for the callers' earlier collectives: no member still reads or writes
+  // a buffer of a previous call.
   g.sync();
-  for (int k = 0; k < n; ++k) {
-    int i = (me + k) % n;  // members start on different peers
-    copy_block(mp(dest) + size_t(i) * bytes, g.at(src, i), bytes, bytes * size_t(n));
+  const bool stream = streams(bytes * size_t(n));
+  for (size_t off = 0; off < bytes; off += kChunkBytes) {
+    const size_t m = std::min(kChunkBytes, bytes - off);
+    for (int k = 0; k < n; ++k) {
+      const int j = (me + k) % n;  // members start on different peers
+      copy_out(mp(g.at(dest, j)) + size_t(me) * bytes + off, cp(src) + off, m, stream);
+    }
   }
+  if (stream) shm::fence();
   g.sync();
 }
 
