@@ -370,20 +370,14 @@ void post_token(long* w) {
   if (__atomic_load_n(t + 1, __ATOMIC_SEQ_CST) != 0) futex_wake_shared(as_atomic(t));
 }
 
-void take_token(long* w, const WaitPolicy& policy) {
+void take_token(Runtime::Impl* rt, long* w) {
   uint32_t* t = tokens(w);
-  if (__atomic_load_n(t, __ATOMIC_ACQUIRE) == 0) {
-    Backoff b(policy);
-    while (__atomic_load_n(t, __ATOMIC_ACQUIRE) == 0) {
-      if (!b.sleeping()) {
-        b.pause();
-        continue;
-      }
-      __atomic_fetch_add(t + 1, 1u, __ATOMIC_SEQ_CST);  // announce, then look once more
-      if (__atomic_load_n(t, __ATOMIC_SEQ_CST) == 0) b.pause_on(as_atomic(t), 0);
-      __atomic_fetch_sub(t + 1, 1u, __ATOMIC_SEQ_CST);
-    }
-  }
+  rt->wait_adaptive([&] { return __atomic_load_n(t, __ATOMIC_ACQUIRE) != 0; },
+                    [&](Backoff& b) {
+                      __atomic_fetch_add(t + 1, 1u, __ATOMIC_SEQ_CST);  // announce, then look once more
+                      if (__atomic_load_n(t, __ATOMIC_SEQ_CST) == 0) b.pause_on(as_atomic(t), 0);
+                      __atomic_fetch_sub(t + 1, 1u, __ATOMIC_SEQ_CST);
+                    });
   __atomic_fetch_sub(t, 1u, __ATOMIC_ACQ_REL);
 }
 
@@ -397,7 +391,7 @@ void PsyncGroup::sync() {
   shm::fence();  // earlier non-temporal stores (large copies) are visible once peers leave
   for (int r = 0, dist = 1; dist < size_; ++r, dist <<= 1) {
     post_token(at(psync_ + r, (me_ + dist) % size_));
-    take_token(psync_ + r, rt_->wait_);
+    take_token(rt_, psync_ + r);
   }
 }
 

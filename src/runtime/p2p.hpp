@@ -225,35 +225,17 @@ inline T load(const T* p) {
   return __atomic_load_n(p, __ATOMIC_SEQ_CST);
 }
 
-// Blocks until done() holds: spin, yield, then sleep on `owner`'s user_wake generation.
-// The spin budget adapts as in Impl::wait_word_ge (shared with the barrier's waits).
+// Blocks until done() holds: spin, yield, then sleep on `owner`'s user_wake generation
+// (Impl::wait_adaptive; the spin budget is shared with the syncs' waits).
 template <class Done>
 inline void wait_for(Impl& r, int owner, Done done) {
-  if (done()) return;
-  WaitPolicy p = r.wait_;
-  const int budget = r.spin_budget_.load(std::memory_order_relaxed);
-  p.spin = budget < p.spin ? budget : p.spin;
-  Backoff b(p);
-  int polls = 0;
-  auto adapt = [&] {
-    int next = polls <= p.spin ? std::min(r.wait_.spin, budget + budget / 8 + 1) : std::max(Impl::kMinSpin, budget / 2);
-    if (next != budget) r.spin_budget_.store(next, std::memory_order_relaxed);
-  };
   WaitWord& w = r.meta(owner)->user_wake;
-  for (;;) {
-    ++polls;
-    if (!b.sleeping()) {
-      b.pause();
-    } else {
-      w.sleepers.fetch_add(1, std::memory_order_seq_cst);
-      uint32_t gen = w.v.load(std::memory_order_seq_cst);
-      bool ok = done();
-      if (!ok) b.pause_on(&w.v, gen);
-      w.sleepers.fetch_sub(1, std::memory_order_release);
-      if (ok) return adapt();
-    }
-    if (done()) return adapt();
-  }
+  r.wait_adaptive(done, [&](Backoff& b) {
+    w.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    const uint32_t gen = w.v.load(std::memory_order_seq_cst);
+    if (!done()) b.pause_on(&w.v, gen);
+    w.sleepers.fetch_sub(1, std::memory_order_release);
+  });
 }
 
 template <class T>

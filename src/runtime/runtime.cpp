@@ -74,38 +74,16 @@ void* Runtime::Impl::ptr(const void* addr, int pe) const {
 
 // ---------------------------------------------------------------- synchronisation
 
-// The spin phase adapts (like an adaptive mutex): a wait that ends while spinning keeps or
-// grows the budget; one that had to yield or sleep halves it. When the peer we wait for
-// shares our core (a loaded machine puts both PEs on one CPU), spinning only delays it, and
-// the budget falls to a few polls within a handful of waits; once peers answer within the
-// spin again it grows back to the policy's value.
 void Runtime::Impl::wait_word_ge(WaitWord* word, uint32_t target) {
-  uint32_t v = word->v.load(std::memory_order_acquire);
-  if (int32_t(v - target) >= 0) return;
-  WaitPolicy p = wait_;
-  const int budget = spin_budget_.load(std::memory_order_relaxed);
-  p.spin = budget < p.spin ? budget : p.spin;
-  Backoff b(p);
-  int polls = 0;
-  auto adapt = [&] {
-    int next = polls <= p.spin ? std::min(wait_.spin, budget + budget / 8 + 1) : std::max(kMinSpin, budget / 2);
-    if (next != budget) spin_budget_.store(next, std::memory_order_relaxed);
-  };
-  for (;;) {
-    ++polls;
-    if (!b.sleeping()) {
-      b.pause();
-    } else {
-      // Announce the sleep before the last look, so a writer that stores after that look
-      // sees the announcement and wakes us (both sides: seq_cst store, then load).
-      word->sleepers.fetch_add(1, std::memory_order_seq_cst);
-      v = word->v.load(std::memory_order_seq_cst);
-      if (int32_t(v - target) < 0) b.pause_on(&word->v, v);
-      word->sleepers.fetch_sub(1, std::memory_order_relaxed);
-    }
-    v = word->v.load(std::memory_order_acquire);
-    if (int32_t(v - target) >= 0) return adapt();
-  }
+  auto reached = [&] { return int32_t(word->v.load(std::memory_order_acquire) - target) >= 0; };
+  wait_adaptive(reached, [&](Backoff& b) {
+    // Announce the sleep before the last look, so a writer that stores after that look
+    // sees the announcement and wakes us (both sides: seq_cst store, then load).
+    word->sleepers.fetch_add(1, std::memory_order_seq_cst);
+    const uint32_t v = word->v.load(std::memory_order_seq_cst);
+    if (int32_t(v - target) < 0) b.pause_on(&word->v, v);
+    word->sleepers.fetch_sub(1, std::memory_order_relaxed);
+  });
 }
 
 void Runtime::Impl::notify(WaitWord* word, uint32_t value) {

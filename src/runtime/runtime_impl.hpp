@@ -2,6 +2,7 @@
 // here so the C layer (same library) pays one address check and a memcpy for a put.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <cstdint>
@@ -113,6 +114,30 @@ struct Runtime::Impl {
   void strided_sync(int start, int stride, int size, uint64_t sync_meta_offset, uint32_t* epoch);
   // Waits until word.v - target >= 0 (mod 2^32), sleeping on the word when waiting long.
   void wait_word_ge(WaitWord* word, uint32_t target);
+  // The one waiting loop of the runtime (syncs, point-to-point waits, locks, pSync
+  // barriers): until done() holds, spin (the adaptive budget, spin_budget_), yield, then
+  // call sleep_once(backoff), which announces the sleeper where writers look, checks
+  // done() once more, sleeps (Backoff::pause_on) unless it holds, and withdraws the
+  // announcement. The spin phase adapts like an adaptive mutex: a wait that ends while
+  // spinning keeps or grows the budget; one that had to yield or sleep halves it. When
+  // the PE waited for shares our CPU, spinning only delays it, and the budget falls to a
+  // few polls within a handful of waits; once peers answer within the spin it grows back.
+  template <class Done, class SleepOnce>
+  void wait_adaptive(Done done, SleepOnce sleep_once) {
+    if (done()) return;
+    WaitPolicy p = wait_;
+    const int budget = spin_budget_.load(std::memory_order_relaxed);
+    p.spin = budget < p.spin ? budget : p.spin;
+    Backoff b(p);
+    int polls = 0;
+    do {
+      ++polls;
+      if (!b.sleeping()) b.pause();
+      else sleep_once(b);
+    } while (!done());
+    const int next = polls <= p.spin ? std::min(wait_.spin, budget + budget / 8 + 1) : std::max(kMinSpin, budget / 2);
+    if (next != budget) spin_budget_.store(next, std::memory_order_relaxed);
+  }
   // Stores `value` (or adds, for add_word) and wakes sleepers on that word.
   static void notify(WaitWord* word, uint32_t value);
   static uint32_t add_word(WaitWord* word, uint32_t delta);
