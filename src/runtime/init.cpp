@@ -593,15 +593,20 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
     else fail(Errc::kInvalidArgument, "init", "SYMMEM_REDUCE_ISA=%s: expected auto, avx2 or base", isa.c_str());
   }
   spin_budget_.store(wait_.spin, std::memory_order_relaxed);
+  MetaFixed* m = meta(rank_);
   {
-    // The CPUs this PE may run on (taskset, a container's cpuset), not the machine's.
+    // The CPUs this PE may run on (taskset, a container's cpuset, mpirun's binding), before
+    // it binds itself; all ones when unknown.
     cpu_set_t allowed;
-    unsigned cores = sched_getaffinity(0, sizeof(allowed), &allowed) == 0 ? unsigned(CPU_COUNT(&allowed))
-                                                                           : std::thread::hardware_concurrency();
-    central_sync_ = cores && unsigned(npes_) > cores;
+    const bool known = sched_getaffinity(0, sizeof(allowed), &allowed) == 0;
+    for (int w = 0; w < 16; ++w) {
+      uint64_t bits = 0;
+      for (int b = 0; b < 64; ++b)
+        if (!known || (w * 64 + b < CPU_SETSIZE && CPU_ISSET(w * 64 + b, &allowed))) bits |= uint64_t(1) << b;
+      m->allowed_cpus[w] = bits;
+    }
   }
   const int cpu = cfg_.bind ? bind_to_cpu() : -1;
-  MetaFixed* m = meta(rank_);
   m->cpu_plus_1 = cpu + 1;
   m->magic = kMetaMagic;
   m->pid = getpid();
@@ -610,6 +615,20 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   if (store_) {
     Status s = store_barrier(*store_, inst + "/ready", rank_, npes_, cfg_.init_timeout);
     if (!s.ok()) init_failed(s.code(), s.message());
+  }
+  {
+    // PEs outnumber the CPUs they may use together (the union of their masks, so that
+    // every PE decides the same): syncs take the central algorithm (runtime.cpp).
+    unsigned cpus = 0;
+    for (int w = 0; w < 16; ++w) {
+      uint64_t any = 0;
+      for (int pe = 0; pe < npes_; ++pe) any |= meta(pe)->allowed_cpus[w];
+      cpus += unsigned(__builtin_popcountll(any));
+    }
+    central_sync_ = unsigned(npes_) > cpus;
+    if (npes_ > 1)
+      log_pe(LogLevel::kDebug, rank_, "syncs: %s (%d PEs on %u CPUs)", central_sync_ ? "central counter" : "dissemination",
+             npes_, cpus);
   }
   if (!rendezvous_file_.empty()) {
     ::unlink(rendezvous_file_.c_str());

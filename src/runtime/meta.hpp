@@ -47,6 +47,9 @@ struct MetaFixed {
   int32_t pid;
   int32_t rank;
   int32_t cpu_plus_1;  // 1 + the CPU this PE is bound to; 0 when not bound (SYMMEM_BIND)
+  // The CPUs this PE was allowed at init, before binding (bit c of word c / 64): every PE
+  // reads every PE's after the init barrier and decides the same sync algorithm.
+  uint64_t allowed_cpus[16];
   SyncState world_sync;
   AllocRecord alloc[2];  // indexed by call number parity
   // Wake-up of threads sleeping in a wait on this PE's user memory (wait_until, signal
