@@ -622,7 +622,8 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
     unsigned cpus = 0;
     for (int w = 0; w < 16; ++w) {
       uint64_t any = 0;
-      for (int pe = 0; pe < npes_; ++pe) any |= meta(pe)->allowed_cpus[w];
+      for (int pe = 0; pe < npes_; ++pe)
+        if (routes_[pe] == Route::kShm) any |= meta(pe)->allowed_cpus[w];  // this node's PEs
       cpus += unsigned(__builtin_popcountll(any));
     }
     central_sync_ = unsigned(npes_) > cpus;

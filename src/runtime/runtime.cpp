@@ -163,7 +163,7 @@ void Runtime::Impl::learn_colocation() {
   const int32_t mine = meta(rank_)->cpu_plus_1;
   if (mine == 0) return;
   for (int pe = 0; pe < npes_; ++pe)
-    if (pe != rank_ && meta(pe)->cpu_plus_1 == mine) colocated_.push_back(pe);
+    if (pe != rank_ && routes_[pe] == Route::kShm && meta(pe)->cpu_plus_1 == mine) colocated_.push_back(pe);
   if (!colocated_.empty())
     log_pe(LogLevel::kDebug, rank_, "CPU %d is shared with %zu other PE(s): central syncs hand it over", mine - 1,
            colocated_.size());
