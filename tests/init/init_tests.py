@@ -5,7 +5,8 @@ CTest runs one case per process:
     init_tests.py --bin-dir DIR --symmem-run PATH [--mpirun PATH] CASE
 Every function named test_* becomes one CTest case (tests/init/CMakeLists.txt). Each case
 starts its PEs itself (as a launcher would: environment variables, or files), with a
-timeout, and fails if anything new named symmem-* stays in /dev/shm.
+timeout, and fails if anything new named symmem-* stays in /dev/shm that no live process
+holds (another case running beside it may hold its own).
 Standard library only.
 """
 import argparse
@@ -98,6 +99,29 @@ def expect_ok(pes, n=None):
 
 def shm_objects():
     return set(glob.glob("/dev/shm/symmem-*"))
+
+
+def held_shm_objects():
+    """The /dev/shm objects some live process has open or mapped. CTest runs cases side by
+    side: an object a running case holds is not a leak of this one (this case's PEs have all
+    exited when it is asked)."""
+    held = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            for fd in os.listdir("/proc/%s/fd" % pid):
+                try:
+                    held.add(os.readlink("/proc/%s/fd/%s" % (pid, fd)))
+                except OSError:
+                    pass
+            with open("/proc/%s/maps" % pid) as f:
+                for line in f:
+                    if "/dev/shm/" in line:
+                        held.add(line.split(None, 5)[-1].strip())
+        except OSError:
+            pass
+    return held
 
 
 # ---------------------------------------------------------------------------- unique id
@@ -451,7 +475,7 @@ def main():
         return 1
     deadline = time.monotonic() + 3
     while True:
-        left = shm_objects() - before
+        left = shm_objects() - before - held_shm_objects()
         if not left or time.monotonic() > deadline:
             break
         time.sleep(0.1)
