@@ -15,9 +15,9 @@
 #
 # What it does: builds symmem and the benchmarks with CMake (target bench_all; the OSHMEM
 # programs with oshcc, the MPI ones with mpicc), measures the limits (bench_limits), then
-# for each PE count runs the point-to-point and the collective benchmarks for symmem,
-# OSHMEM and MPI one after the other, each under a time limit, and measures the limits
-# again at the end. symmem's collectives run twice: through the team API (default) and
+# for each PE count runs the point-to-point and the collective benchmarks group by group
+# (--only), symmem, OSHMEM and MPI in turn on each group, each run under a time limit, and
+# measures the limits again at the end. symmem's collectives run twice: through the team API (default) and
 # through the 1.4 active-set routines (bench_coll_as), the calls OSHMEM 4.1 makes.
 # Peers run in their defaults and in their best configuration:
 #   OSHMEM  env OMPI_MCA_osc=^rdma (without it OSHMEM 4.1 crashes inside shmem_finalize)
@@ -100,7 +100,7 @@ csv="$runs/results.csv"
 runlog="$runs/runs.csv"
 meta="$runs/meta.txt"
 echo "lib,config,npes,bench,size,value,unit,status,round" >"$csv"
-echo "lib,config,kind,npes,round,status,rc,seconds,why" >"$runlog"
+echo "lib,config,kind,npes,round,benchmarks,status,rc,seconds,why" >"$runlog"
 : >"$runs/notes.txt"
 
 # ---- the machine, the versions, the load ----
@@ -131,7 +131,8 @@ symmem_failed=0
 # run LIB CONFIG KIND NPES CMD...: runs one benchmark program, records its rows and status.
 run() {
   local lib=$1 config=$2 kind=$3 n=$4; shift 4
-  local name="$lib-$config-$kind-np$n-r$round"
+  local group=${group_name:-all}
+  local name="$lib-$config-$kind-np$n-r$round-${group//,/+}"
   local t0 rc=0 status
   t0=$(date +%s%N)
   echo "compare.sh: $name (load $(loadavg))"
@@ -155,7 +156,7 @@ run() {
     last=$(grep -E '^[a-z_0-9]+,[0-9]+,' "$runs/$name.out" | grep -v '^bench,' | tail -1 | cut -d, -f1,2 | tr , ' ')
     why="$why (last result: ${last:-none})"
   fi
-  printf '%s,%s,%s,%s,%s,%s,%s,%d.%d,%s\n' "$lib" "$config" "$kind" "$n" "$round" "$status" "$rc" \
+  printf '%s,%s,%s,%s,%s,%s,%s,%s,%d.%d,%s\n' "$lib" "$config" "$kind" "$n" "$round" "${group//,/ }" "$status" "$rc" \
     $((ms / 1000)) $((ms % 1000 / 100)) "$why" >>"$runlog"
   grep -E '^[a-z_0-9]+,[0-9]+,[^,]+,[^,]+$' "$runs/$name.out" | grep -v '^bench,' |
     awk -F, -v OFS=, -v lib="$lib" -v cfg="$config" -v n="$n" -v r="$round" \
@@ -171,28 +172,61 @@ run() {
 osh=(env OMPI_MCA_osc=^rdma SHMEM_SYMMETRIC_SIZE=1G SHMEM_SYMMETRIC_HEAP_SIZE=1G oshrun --allow-run-as-root --oversubscribe)
 mpi=(mpirun --allow-run-as-root --oversubscribe)
 
-# Every round: the limits, every library at every PE count, the limits again.
+# The benchmarks run group by group, every library on one group before the next group:
+# the libraries' figures for a row are measured seconds apart, not minutes (this VM's
+# speed drifts within a minute). Each program run is one --only group; a run's start costs
+# 0.2-0.5 s.
+groups_p2p="put_lat,get_lat,put_pingpong signal_pingpong fadd_lat,cswap_lat add_rate,put_mr put_bw get_bw"
+groups_coll="barrier bcast fcollect alltoall reduce_sum"
+
+# configs KIND NPES: the library configurations of one kind, one per line, as
+# "lib config program" (the program's path under $b).
+configs() {
+  local kind=$1
+  echo "symmem default bench_$kind"
+  [ "$kind" = coll ] && echo "symmem active-set bench_coll_as"  # the 1.4 active-set routines, the calls OSHMEM 4.1 makes
+  if [ $have_oshmem = 1 ]; then
+    echo "oshmem default oshmem_$kind"
+    [ "$kind" = coll ] && echo "oshmem scoll-basic oshmem_$kind"
+  fi
+  if [ $have_mpi = 1 ]; then
+    echo "mpi default mpi_$kind"
+    [ "$kind" = p2p ] && echo "mpi osc-sm mpi_$kind"
+  fi
+  return 0
+}
+
+# run_config LIB CONFIG PROGRAM KIND NPES ARGS...: one program run of one configuration.
+run_config() {
+  local lib=$1 config=$2 prog=$3 kind=$4 n=$5; shift 5
+  local cmd
+  case "$lib-$config" in
+    symmem-*) cmd=("$symmem_run" -n "$n" --timeout $((run_timeout - 5))) ;;
+    oshmem-scoll-basic) cmd=("${osh[@]}" -np "$n" --mca scoll basic) ;;
+    oshmem-*) cmd=("${osh[@]}" -np "$n") ;;
+    mpi-osc-sm) cmd=("${mpi[@]}" -np "$n" --mca osc sm) ;;
+    mpi-*) cmd=("${mpi[@]}" -np "$n") ;;
+  esac
+  run "$lib" "$config" "$kind" "$n" "${cmd[@]}" "$b/$prog" "$@"
+}
+
+# Every round: the limits, every group at every PE count (each library in turn, the first
+# one rotating from group to group and round to round), the limits again.
 # shellcheck disable=SC2086  # bench_args is a word list on purpose
 for round in $(seq 1 "$rounds"); do
   run limit start limits 1 "$b/bench_limits" $bench_args
+  turn=$round
   for n in $npes_list; do
     for kind in p2p coll; do
-      run symmem default $kind "$n" "$symmem_run" -n "$n" --timeout $((run_timeout - 5)) "$b/bench_$kind" $bench_args
-      if [ $kind = coll ]; then  # the 1.4 active-set routines, the calls OSHMEM 4.1 makes
-        run symmem active-set $kind "$n" "$symmem_run" -n "$n" --timeout $((run_timeout - 5)) "$b/bench_coll_as" $bench_args
-      fi
-      if [ $have_oshmem = 1 ]; then
-        run oshmem default $kind "$n" "${osh[@]}" -np "$n" "$b/oshmem_$kind" $bench_args
-        if [ $kind = coll ]; then
-          run oshmem scoll-basic $kind "$n" "${osh[@]}" -np "$n" --mca scoll basic "$b/oshmem_$kind" $bench_args
-        fi
-      fi
-      if [ $have_mpi = 1 ]; then
-        run mpi default $kind "$n" "${mpi[@]}" -np "$n" "$b/mpi_$kind" $bench_args
-        if [ $kind = p2p ]; then
-          run mpi osc-sm $kind "$n" "${mpi[@]}" -np "$n" --mca osc sm "$b/mpi_$kind" $bench_args
-        fi
-      fi
+      mapfile -t cfgs < <(configs $kind)
+      groups=groups_$kind
+      for group in ${!groups}; do
+        turn=$((turn + 1))
+        for i in $(seq 0 $((${#cfgs[@]} - 1))); do
+          # shellcheck disable=SC2086  # "lib config program" splits into three words
+          group_name=$group run_config ${cfgs[$(( (i + turn) % ${#cfgs[@]} ))]} $kind "$n" $bench_args --only "$group"
+        done
+      done
     done
   done
   run limit end limits 1 "$b/bench_limits" $bench_args

@@ -135,6 +135,22 @@ class Data:
                 if worst.get(r["status"], 5) >= worst.get(self.runs.get(key, "ok"), 5):
                     self.runs[key] = r["status"]
                 self.run_rows.append(r)
+        # compare.sh runs each program once per group of benchmarks (--only): the Runs table
+        # shows one line per program, configuration, PE count and round, its worst status
+        # and the time of its runs together
+        merged = {}
+        for r in self.run_rows:
+            key = (r.get("round") or "1", r["lib"], r["kind"], r["config"], r["npes"])
+            m = merged.setdefault(key, dict(r, runs=0, seconds=0.0, why=""))
+            m["runs"] += 1
+            m["seconds"] += float(r["seconds"])
+            if worst.get(r["status"], 5) > worst.get(m["status"], 5):
+                m["status"], m["rc"] = r["status"], r["rc"]
+            if r["status"] != "ok":
+                what = (r.get("why") or "").strip()
+                group = (r.get("benchmarks") or "").strip()
+                m["why"] += ("; " if m["why"] else "") + (f"{group}: " if group and group != "all" else "") + what
+        self.run_rows = list(merged.values())
         self.notes = defaultdict(set)  # (lib, config, kind) -> lines
         self.skipped = set()  # (lib, config, npes, bench)
         with open(args.notes) as f:
@@ -649,7 +665,10 @@ def page(d, made):
   column "symmem 1.4 API"): the calls OSHMEM 4.1 makes, for a like-with-like comparison;
   the targets take that form for the broadcast (the same work as the peers' calls) and
   the team form everywhere else, fixed in advance.
-- **Rounds**: the whole sequence of runs (limits, then every library at every PE count)
+- **Order**: the benchmarks run group by group (a program run per group, `--only`), every
+  library on one group before the next, the first library rotating from group to group:
+  the libraries' figures for a row were measured seconds apart.
+- **Rounds**: the whole sequence of runs (limits, then every group at every PE count)
   is repeated `--rounds` times (see the table above) and each figure on the page is the
   median of its rounds, the limits included: on this shared 2-vCPU virtual machine one
   run can be caught by a noisy few seconds, and a single invocation's figures moved by
@@ -680,13 +699,16 @@ def page(d, made):
         if t:
             L.append(t)
     L.append("## Runs\n")
-    L.append("Each program run of the invocation, in order, with how it ended and how long it took.\n")
-    L.append("| round | program | configuration | PEs | status | exit code | seconds | what went wrong |\n"
-             "|---|---|---|---|---|---|---|---|")
+    L.append("Each program of the invocation, in order of its first run: compare.sh runs it once per "
+             "group of benchmarks (`--only`), every library on a group before the next group, so that "
+             "the libraries' figures for a row are measured seconds apart. The status is the worst of "
+             "its runs in the round, the seconds are theirs together (starts included).\n")
+    L.append("| round | program | configuration | PEs | runs | status | exit code | seconds | what went wrong |\n"
+             "|---|---|---|---|---|---|---|---|---|")
     for r in d.run_rows:
         why = (r.get("why") or "").strip().replace("|", "/")
-        L.append(f"| {r.get('round') or 1} | {r['lib']} {r['kind']} | {r['config']} | {r['npes']} | {r['status']} | "
-                 f"{r['rc']} | {r['seconds']} | {why} |")
+        L.append(f"| {r.get('round') or 1} | {r['lib']} {r['kind']} | {r['config']} | {r['npes']} | {r['runs']} | "
+                 f"{r['status']} | {r['rc']} | {r['seconds']:.1f} | {why} |")
     L.append("")
     notes = []
     for (lib, cfg, kind), lines in sorted(d.notes.items()):
