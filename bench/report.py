@@ -678,12 +678,12 @@ def page(d, made):
     L.append("## Headline figures\n")
     L.append(headline_table(d))
     L.append("## The targets of issues 3 and 4\n")
-    L.append("Checked on this run. \"sym / best peer\" divides the medians (each library "
-             "measured in its own seconds), and a peer bound is judged on it, in the target's own "
+    L.append("Checked on this run. \"sym / best peer\" divides the medians (the libraries "
+             "ran one after another on the row's group of benchmarks, seconds apart), and a peer bound is judged on it, in the target's own "
              "terms. \"sym / best peer, paired\" compares every library in units of its own paired "
              "limit (measured by its own two processes in the same seconds as its row); it is shown, "
              "not judged: a time is overhead plus some line transfers, so its ratio to the line is "
-             "lower in a slow-line minute for every library, and the peers ran in other minutes. A "
+             "lower in a slow-line second for every library, and the peers ran in other seconds. A "
              "limit bound is judged on the paired \"sym / limit\"; beside the put-with-signal ping-pong, its two-line floor in the same units: a data "
              "line and a signal line passed each way by the same two processes with no library, "
              "the data read after the signal (the paired `__line2` row). \"incomplete\" = a peer "
