@@ -2,7 +2,7 @@
 # compare.sh: symmem side by side with Open MPI's OSHMEM, MPI and the machine's limits, in
 # one invocation, and the performance page made from that run.
 #
-#   bench/compare.sh            full run (three rounds, ~7 min on 2 cores): writes docs/performance.md,
+#   bench/compare.sh            full run (three rounds, ~10 min on 2 cores): writes docs/performance.md,
 #                               docs/performance.csv and docs/perf_*.png
 #   bench/compare.sh --quick    a fast run of the whole pipeline (few sizes, 2 and 4 PEs);
 #                               writes into build/bench/quick/ and leaves docs/ alone
