@@ -14,6 +14,8 @@
 // member of every run computes the same bits whichever shape ran.
 #include "coll/coll.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -405,13 +407,62 @@ void take_token(Runtime::Impl* rt, long* w) {
 // Dissemination barrier with counting tokens instead of epochs: round r posts one token to
 // member me + 2^r and takes one from its own word. Tokens are consumed in the order they
 // were posted, so back-to-back barriers on one pSync need no reset, and every word is back
-// to SHMEM_SYNC_VALUE (0) once all members have left.
+// to SHMEM_SYNC_VALUE (0) once all members have left. When PEs outnumber cores, the
+// central form below.
 void PsyncGroup::sync() {
   shm::fence();  // earlier non-temporal stores (large copies) are visible once peers leave
+  if (size_ > 1 && rt_->central_sync_) return central_sync();
   for (int r = 0, dist = 1; dist < size_; ++r, dist <<= 1) {
     post_token(at(psync_ + r, (me_ + dist) % size_));
     take_token(rt_, psync_ + r);
   }
+}
+
+// PEs outnumber cores: every wait costs a context switch, and dissemination waits
+// ceil(log2 n) times per sync, each on one peer that may be off its CPU. The central form
+// waits once, as the team syncs do (Runtime::Impl::strided_sync, wait_release), on the
+// caller's pSync: member 0's long 0 counts arrivals; the last to arrive sets it back to 0
+// and posts a release token into every other member's long 1, which each takes (back to
+// 0). A waiter hands its CPU over (sched_yield) while a member bound to the same CPU has
+// not arrived: that member is then either elsewhere in its program or, released from the
+// previous sync, not yet run (its token still untaken); each PE publishes the active set
+// it waits in (MetaFixed::active_set_waiting) for the others of its CPU to read. 4 PEs on
+// 2 cores, an 8-byte shmem_broadcast64 (two syncs): see docs/collectives.md.
+void PsyncGroup::central_sync() {
+  constexpr int kHandoffPolls = 4096;
+  Runtime::Impl* rt = rt_;
+  uint32_t* count = tokens(at(psync_, 0));
+  uint32_t* mine = tokens(psync_ + 1);
+  // Which sync: the pSync and the active set (another set may use the same pSync later).
+  const uint64_t key = (reinterpret_cast<uintptr_t>(psync_) ^ (uint64_t(uint32_t(start_)) << 32) ^
+                        (uint64_t(uint32_t(stride_)) << 48) ^ uint64_t(uint32_t(size_)) * 0x9e3779b97f4a7c15ull) | 1;
+  std::atomic<uint64_t>& waiting = rt->meta(rt->rank_)->active_set_waiting;
+  waiting.store(key, std::memory_order_relaxed);
+  if (__atomic_add_fetch(count, 1u, __ATOMIC_ACQ_REL) == uint32_t(size_)) {
+    __atomic_store_n(count, 0u, __ATOMIC_RELAXED);  // ordered before the posts (seq_cst RMWs)
+    for (int i = 0; i < size_; ++i)
+      if (i != me_) post_token(at(psync_ + 1, i));
+    waiting.store(0, std::memory_order_relaxed);
+    return;
+  }
+  auto needs_cpu = [&] {  // a member on this CPU that has not arrived at this sync
+    for (int q : rt->colocated_) {
+      const int d = q - start_;
+      if (d < 0 || d % stride_ != 0 || d / stride_ >= size_) continue;  // not a member
+      if (rt->meta(q)->active_set_waiting.load(std::memory_order_relaxed) != key) return true;
+      if (__atomic_load_n(tokens(at(psync_ + 1, d / stride_)), __ATOMIC_RELAXED) != 0) return true;
+    }
+    return false;
+  };
+  bool released = false;
+  for (int i = 0; i < kHandoffPolls && !released; ++i) {
+    if (__atomic_load_n(mine, __ATOMIC_ACQUIRE) != 0) released = true;
+    else if (needs_cpu()) sched_yield();
+    else cpu_relax();
+  }
+  if (released) __atomic_fetch_sub(mine, 1u, __ATOMIC_ACQ_REL);
+  else take_token(rt, psync_ + 1);
+  waiting.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace symmem::coll

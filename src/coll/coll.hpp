@@ -87,7 +87,9 @@ class TeamGroup final : public Group {
 
 // An active set of the deprecated API, synchronised through the caller's pSync array
 // (SHMEM_SYNC_SIZE longs): longs 0..31 are counting-semaphore tokens of a dissemination
-// barrier (low half: tokens, high half: sleepers), long 32 carries collect's size.
+// barrier (low half: tokens, high half: sleepers); when PEs outnumber cores, member 0's
+// long 0 counts arrivals and every member's long 1 takes its release token instead. Long
+// 32 carries collect's size.
 class PsyncGroup final : public Group {
  public:
   PsyncGroup(Runtime::Impl* rt, int start, int stride, int size, int me, long* psync)
@@ -97,6 +99,7 @@ class PsyncGroup final : public Group {
   void collect_done() override { __atomic_store_n(psync_ + 32, 0L, __ATOMIC_RELAXED); }
 
  private:
+  void central_sync();  // PEs outnumber cores: one wait per sync, CPU handed over
   long* psync_;
 };
 

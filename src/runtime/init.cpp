@@ -627,6 +627,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
       cpus += unsigned(__builtin_popcountll(any));
     }
     central_sync_ = unsigned(npes_) > cpus;
+    if (central_sync_) learn_colocation();  // every PE's CPU was published before the ready barrier
     if (npes_ > 1)
       log_pe(LogLevel::kDebug, rank_, "syncs: %s (%d PEs on %u CPUs)", central_sync_ ? "central counter" : "dissemination",
              npes_, cpus);

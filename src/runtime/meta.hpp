@@ -57,6 +57,10 @@ struct MetaFixed {
   // updates this PE's memory with an atomic or a signal checks sleepers afterwards (see
   // runtime/p2p.hpp).
   WaitWord user_wake;
+  // Active-set syncs when PEs outnumber cores (coll::PsyncGroup::sync): the key of the
+  // pSync and active set this PE has arrived at and waits in, 0 when in none; read by the
+  // PEs that share its CPU to know whether it still needs the CPU.
+  alignas(64) std::atomic<uint64_t> active_set_waiting{0};
 };
 
 inline constexpr uint64_t kMetaArenaStart = (sizeof(MetaFixed) + 4095) / 4096 * 4096;

@@ -119,7 +119,6 @@ void Runtime::Impl::strided_sync(int start, int stride, int size, uint64_t off, 
     state(rank_)->arrived.store(e, std::memory_order_relaxed);
     if (add_word(&root->arrive, 1) == e * uint32_t(size)) notify(&root->release, e);
     else wait_release(root, e, start, stride, size, off);
-    if (!colocation_known_ && size == npes_ && off == offsetof(MetaFixed, world_sync)) learn_colocation();
     return;
   }
   for (int round = 0, dist = 1; dist < size; ++round, dist <<= 1) {
@@ -160,7 +159,6 @@ void Runtime::Impl::wait_release(SyncState* root, uint32_t e, int start, int str
 }
 
 void Runtime::Impl::learn_colocation() {
-  colocation_known_ = true;
   const int32_t mine = meta(rank_)->cpu_plus_1;
   if (mine == 0) return;
   for (int pe = 0; pe < npes_; ++pe)

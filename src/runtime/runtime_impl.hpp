@@ -107,7 +107,7 @@ struct Runtime::Impl {
   int bind_to_cpu();
   // The central sync's wait for the release of epoch e (see strided_sync).
   void wait_release(SyncState* root, uint32_t e, int start, int stride, int size, uint64_t off);
-  // After the first world sync: which PEs share this PE's CPU (colocated_).
+  // At init, once every PE has published its CPU: which PEs share this PE's CPU (colocated_).
   void learn_colocation();
   // Synchronises PEs start, start+stride, ... (size of them). `sync_meta_offset` locates a
   // SyncState at the same metadata offset on every PE; `epoch` counts this PE's syncs.
@@ -177,10 +177,8 @@ struct Runtime::Impl {
   // Spin polls wait_word_ge currently allows (adapted per wait; see runtime.cpp).
   std::atomic<int> spin_budget_{0};
   static constexpr int kMinSpin = 8;
-  // World ranks bound to this PE's CPU (PEs outnumber cores); known after the first
-  // world sync, when every PE has published its CPU.
+  // World ranks bound to this PE's CPU (PEs outnumber cores); known from init.
   std::vector<int> colocated_;
-  bool colocation_known_ = false;
   Isa reduce_isa_ = kIsaBase;  // the reduction kernels' instruction set (SYMMEM_REDUCE_ISA)
   bool central_sync_ = false;  // PEs outnumber cores: counter barrier, one sleep per PE
   std::unique_ptr<TcpStoreServer> hosted_store_;  // this PE hosts the job's store
