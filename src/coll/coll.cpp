@@ -427,7 +427,7 @@ void PsyncGroup::sync() {
 // not arrived: that member is then either elsewhere in its program or, released from the
 // previous sync, not yet run (its token still untaken); each PE publishes the active set
 // it waits in (MetaFixed::active_set_waiting) for the others of its CPU to read. 4 PEs on
-// 2 cores, an 8-byte shmem_broadcast64 (two syncs): see docs/collectives.md.
+// 2 cores: docs/collectives.md, Synchronisation.
 void PsyncGroup::central_sync() {
   constexpr int kHandoffPolls = 4096;
   Runtime::Impl* rt = rt_;
