@@ -66,6 +66,6 @@ struct MetaFixed {
 inline constexpr uint64_t kMetaArenaStart = (sizeof(MetaFixed) + 4095) / 4096 * 4096;
 // Team slots (src/team/team.hpp) take the first kMetaTeamArea bytes of the arena (fewer
 // slots when SYMMEM_METADATA_SIZE is smaller); anything else carves after them.
-inline constexpr uint64_t kMetaTeamArea = 2048ull << 10;
+inline constexpr uint64_t kMetaTeamArea = 3584ull << 10;
 
 }  // namespace symmem
