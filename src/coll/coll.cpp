@@ -458,7 +458,8 @@ void PsyncGroup::central_sync() {
     return false;
   };
   bool released = false;
-  for (int i = 0; i < kHandoffPolls && !released; ++i) {
+  // Unbound PEs (SYMMEM_BIND=0) know no CPU-mates: the ordinary adaptive wait.
+  for (int i = 0; i < kHandoffPolls && !released && !rt->colocated_.empty(); ++i) {
     if (__atomic_load_n(mine, __ATOMIC_ACQUIRE) != 0) released = true;
     else if (needs_cpu()) sched_yield();
     else cpu_relax();
