@@ -2,7 +2,7 @@
 # compare.sh: symmem side by side with Open MPI's OSHMEM, MPI and the machine's limits, in
 # one invocation, and the performance page made from that run.
 #
-#   bench/compare.sh            full run (three rounds, ~10 min on 2 cores): writes docs/performance.md,
+#   bench/compare.sh            full run (three rounds, ~15 min on 2 cores): writes docs/performance.md,
 #                               docs/performance.csv and docs/perf_*.png
 #   bench/compare.sh --quick    a fast run of the whole pipeline (few sizes, 2 and 4 PEs);
 #                               writes into build/bench/quick/ and leaves docs/ alone
@@ -11,7 +11,9 @@
 # every benchmark program, e.g. --args "--sizes 8,1M")  --wait-quiet MIN (first wait up to
 # MIN minutes for the 1-minute load average to fall to the number of cores + 0.5)
 # --rounds N (repeat the whole sequence N times, each figure the median of its rounds;
-# default 3, 1 with --quick).
+# default 3, 1 with --quick)  --repeat2 K (at 2 PEs, where the targets are, every group
+# runs K times per round, the libraries alternating: each 2-PE figure is the median of
+# rounds x K runs; default 3, 1 with --quick).
 #
 # What it does: builds symmem and the benchmarks with CMake (target bench_all; the OSHMEM
 # programs with oshcc, the MPI ones with mpicc), measures the limits (bench_limits), then
@@ -41,6 +43,7 @@ run_timeout=""
 extra_args=""
 wait_quiet=0
 rounds=""
+repeat2=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
@@ -51,6 +54,7 @@ while [ $# -gt 0 ]; do
     --args) extra_args=$2; shift ;;
     --wait-quiet) wait_quiet=$2; shift ;;
     --rounds) rounds=$2; shift ;;
+    --repeat2) repeat2=$2; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -60,12 +64,14 @@ if [ $quick = 1 ]; then
   : "${out:=$build/bench/quick}"
   : "${run_timeout:=60}"
   : "${rounds:=1}"
+  : "${repeat2:=1}"
   [ "$npes_list" = "2 4 8" ] && npes_list="2 4"
   bench_args="--sizes 8,4K,1M --samples 3 --target-ms 2 $extra_args"
 else
   : "${out:=docs}"
   : "${run_timeout:=150}"
   : "${rounds:=3}"
+  : "${repeat2:=3}"
   bench_args="$extra_args"
 fi
 
@@ -123,6 +129,7 @@ loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
   echo "timeout=$run_timeout"
   echo "args=$bench_args"
   echo "rounds=$rounds"
+  echo "repeat2=$repeat2"
   echo "load_start=$(loadavg)"
 } >"$meta"
 
@@ -132,7 +139,7 @@ symmem_failed=0
 run() {
   local lib=$1 config=$2 kind=$3 n=$4; shift 4
   local group=${group_name:-all}
-  local name="$lib-$config-$kind-np$n-r$round-${group//,/+}"
+  local name="$lib-$config-$kind-np$n-r$round-${group//,/+}${rep:+-k$rep}"
   local t0 rc=0 status
   t0=$(date +%s%N)
   echo "compare.sh: $name (load $(loadavg))"
@@ -159,7 +166,7 @@ run() {
   printf '%s,%s,%s,%s,%s,%s,%s,%s,%d.%d,%s\n' "$lib" "$config" "$kind" "$n" "$round" "${group//,/ }" "$status" "$rc" \
     $((ms / 1000)) $((ms % 1000 / 100)) "$why" >>"$runlog"
   grep -E '^[a-z_0-9]+,[0-9]+,[^,]+,[^,]+$' "$runs/$name.out" | grep -v '^bench,' |
-    awk -F, -v OFS=, -v lib="$lib" -v cfg="$config" -v n="$n" -v r="$round" \
+    awk -F, -v OFS=, -v lib="$lib" -v cfg="$config" -v n="$n" -v r="$round${rep:+.$rep}" \
       '{ st = ($4 == "WRONG") ? "wrong" : "ok"; print lib, cfg, n, $1, $2, $3, $4, st, r }' >>"$csv" || true
   sed -n "s/^# \(note\|skipped\|api\) /$lib,$config,$kind,$n,\1,/p" "$runs/$name.out" >>"$runs/notes.txt"
   if [ "$status" != ok ]; then
@@ -211,7 +218,8 @@ run_config() {
 }
 
 # Every round: the limits, every group at every PE count (each library in turn, the first
-# one rotating from group to group and round to round), the limits again.
+# one rotating from group to group and round to round; at 2 PEs the turn goes round
+# --repeat2 times), the limits again.
 # shellcheck disable=SC2086  # bench_args is a word list on purpose
 for round in $(seq 1 "$rounds"); do
   run limit start limits 1 "$b/bench_limits" $bench_args
@@ -220,11 +228,16 @@ for round in $(seq 1 "$rounds"); do
     for kind in p2p coll; do
       mapfile -t cfgs < <(configs $kind)
       groups=groups_$kind
+      reps=1
+      [ "$n" = 2 ] && reps=$repeat2
       for group in ${!groups}; do
-        turn=$((turn + 1))
-        for i in $(seq 0 $((${#cfgs[@]} - 1))); do
-          # shellcheck disable=SC2086  # "lib config program" splits into three words
-          group_name=$group run_config ${cfgs[$(( (i + turn) % ${#cfgs[@]} ))]} $kind "$n" $bench_args --only "$group"
+        for k in $(seq 1 "$reps"); do
+          turn=$((turn + 1))
+          for i in $(seq 0 $((${#cfgs[@]} - 1))); do
+            # shellcheck disable=SC2086  # "lib config program" splits into three words
+            rep=$([ "$reps" -gt 1 ] && echo "$k") group_name=$group \
+              run_config ${cfgs[$(( (i + turn) % ${#cfgs[@]} ))]} $kind "$n" $bench_args --only "$group"
+          done
         done
       done
     done

@@ -108,7 +108,8 @@ class Data:
         self.by_round = defaultdict(dict)
         with open(args.csv) as f:
             for r in csv.DictReader(f):
-                rnd = int(r.get("round") or 1)
+                # "R" or "R.K": round R, its K-th run of the row (compare.sh --repeat2)
+                rnd = tuple(int(x) for x in (r.get("round") or "1").split("."))
                 bench, _, part = r["bench"].partition("__")
                 key = (r["lib"], r["config"], int(r["npes"]), bench, int(r["size"]))
                 if part:
@@ -603,6 +604,7 @@ def page(d, made):
                      ("symmem", "symmem (git)"), ("openmpi", "Open MPI (OSHMEM and MPI)"),
                      ("compiler", "compiler"), ("python", "plots"), ("npes", "PE counts"),
                      ("args", "benchmark arguments"), ("rounds", "rounds (whole sequence of runs)"),
+                     ("repeat2", "runs of every 2-PE group per round, libraries alternating"),
                      ("timeout", "time limit per run (s)"),
                      ("load_start", "load average at start (1, 5, 15 min)"),
                      ("load_end", "load average at end (raised by the 4- and 8-PE runs themselves)")]:
@@ -668,6 +670,10 @@ def page(d, made):
 - **Order**: the benchmarks run group by group (a program run per group, `--only`), every
   library on one group before the next, the first library rotating from group to group:
   the libraries' figures for a row were measured seconds apart.
+- **Runs at 2 PEs**: where the targets are, every group runs `--repeat2` times per round
+  (see the table above), the libraries alternating, so a 2-PE figure is the median of
+  rounds x repeats runs: the VM's slow states last seconds, and one run of a library
+  caught in one would otherwise decide a round.
 - **Rounds**: the whole sequence of runs (limits, then every group at every PE count)
   is repeated `--rounds` times (see the table above) and each figure on the page is the
   median of its rounds, the limits included: on this shared 2-vCPU virtual machine one
