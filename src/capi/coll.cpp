@@ -32,8 +32,15 @@ int on_team(const char* call, shmem_team_t h, F&& f) {
   return 0;
 }
 
-// The active set (PE_start, 2^logPE_stride, PE_size) of the deprecated API, checked.
-coll::PsyncGroup active_set(Impl* r, const char* call, int start, int log_stride, int size, long* psync) {
+// Runs `f` on the active set (PE_start, 2^logPE_stride, PE_size) of the deprecated API,
+// checked. The set of every PE (what most programs pass) runs on the world team, whose
+// syncs, scratch and broadcast mailbox are the team forms' (one sync for small data, none
+// for a small broadcast), and leaves pSync alone; any other set synchronises through
+// pSync (coll::PsyncGroup). OSHMEM runs it on its world communicator likewise. The one
+// difference a program can see: two threads running collectives on the whole world at
+// once with different pSync arrays now share the world team's state (docs/collectives.md).
+template <class F>
+void on_active_set(Impl* r, const char* call, int start, int log_stride, int size, long* psync, F&& f) {
   if (start < 0 || size < 1 || log_stride < 0 || log_stride > 30)
     r->fail(kBad, call, "invalid active set (PE_start %d, logPE_stride %d, PE_size %d)", start, log_stride, size);
   const int stride = 1 << log_stride;
@@ -47,7 +54,13 @@ coll::PsyncGroup active_set(Impl* r, const char* call, int start, int log_stride
             log_stride, size);
   if (!psync) r->fail(kBad, call, "pSync is NULL");
   check_sym(r, call, psync, SHMEM_SYNC_SIZE * sizeof(long));
-  return coll::PsyncGroup(r, start, stride, size, d / stride, psync);
+  if (start == 0 && size == r->npes_ && (stride == 1 || size == 1)) {
+    coll::TeamGroup g(team_of(r, SHMEM_TEAM_WORLD));
+    f(g);
+    return;
+  }
+  coll::PsyncGroup g(r, start, stride, size, d / stride, psync);
+  f(g);
 }
 
 void check_root(Impl* r, const char* call, int root, int size) {
@@ -117,52 +130,57 @@ int team_scan(const char* call, shmem_team_t team, void* d, const void* s, size_
 void as_broadcast(const char* call, void* d, const void* s, size_t bytes, int root, int start, int ls, int size,
                   long* psync) {
   Impl* r = rt(call);
-  auto g = active_set(r, call, start, ls, size, psync);
-  check_root(r, call, root, size);
-  check_sym(r, call, d, bytes);
-  check_sym(r, call, s, bytes);
-  coll::broadcast(g, d, s, bytes, root, false);
+  on_active_set(r, call, start, ls, size, psync, [&](coll::Group& g) {
+    check_root(r, call, root, size);
+    check_sym(r, call, d, bytes);
+    check_sym(r, call, s, bytes);
+    coll::broadcast(g, d, s, bytes, root, false);
+  });
 }
 void as_collect(const char* call, void* d, const void* s, size_t bytes, int start, int ls, int size, long* psync,
                 bool fixed) {
   Impl* r = rt(call);
-  auto g = active_set(r, call, start, ls, size, psync);
-  check_sym(r, call, s, bytes);
-  if (fixed) {
-    check_sym(r, call, d, bytes * size_t(size));
-    coll::fcollect(g, d, s, bytes);
-  } else {
-    check_sym(r, call, d, 1);
-    coll::collect(g, d, s, bytes);
-  }
+  on_active_set(r, call, start, ls, size, psync, [&](coll::Group& g) {
+    check_sym(r, call, s, bytes);
+    if (fixed) {
+      check_sym(r, call, d, bytes * size_t(size));
+      coll::fcollect(g, d, s, bytes);
+    } else {
+      check_sym(r, call, d, 1);
+      coll::collect(g, d, s, bytes);
+    }
+  });
 }
 void as_alltoall(const char* call, void* d, const void* s, size_t bytes, int start, int ls, int size, long* psync) {
   Impl* r = rt(call);
-  auto g = active_set(r, call, start, ls, size, psync);
-  check_sym(r, call, s, bytes * size_t(size));
-  check_sym(r, call, d, bytes * size_t(size));
-  coll::alltoall(g, d, s, bytes);
+  on_active_set(r, call, start, ls, size, psync, [&](coll::Group& g) {
+    check_sym(r, call, s, bytes * size_t(size));
+    check_sym(r, call, d, bytes * size_t(size));
+    coll::alltoall(g, d, s, bytes);
+  });
 }
 void as_alltoalls(const char* call, void* d, const void* s, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es,
                   int start, int ls, int size, long* psync) {
   Impl* r = rt(call);
-  auto g = active_set(r, call, start, ls, size, psync);
-  check_strides(r, call, dst, sst);
-  size_t span = nelems * size_t(size);
-  if (span) {
-    check_sym(r, call, s, ((span - 1) * size_t(sst) + 1) * es);
-    check_sym(r, call, d, ((span - 1) * size_t(dst) + 1) * es);
-  }
-  coll::alltoalls(g, d, s, dst, sst, nelems, es);
+  on_active_set(r, call, start, ls, size, psync, [&](coll::Group& g) {
+    check_strides(r, call, dst, sst);
+    size_t span = nelems * size_t(size);
+    if (span) {
+      check_sym(r, call, s, ((span - 1) * size_t(sst) + 1) * es);
+      check_sym(r, call, d, ((span - 1) * size_t(dst) + 1) * es);
+    }
+    coll::alltoalls(g, d, s, dst, sst, nelems, es);
+  });
 }
 void as_reduce(const char* call, void* d, const void* s, int n, size_t es, coll::ReduceFn fn, int start, int ls,
                int size, long* psync) {
   Impl* r = rt(call);
-  auto g = active_set(r, call, start, ls, size, psync);
-  if (n < 0) r->fail(kBad, call, "nreduce %d is negative", n);
-  check_sym(r, call, d, size_t(n) * es);
-  check_sym(r, call, s, size_t(n) * es);
-  coll::reduce(g, d, s, size_t(n), es, fn);
+  on_active_set(r, call, start, ls, size, psync, [&](coll::Group& g) {
+    if (n < 0) r->fail(kBad, call, "nreduce %d is negative", n);
+    check_sym(r, call, d, size_t(n) * es);
+    check_sym(r, call, s, size_t(n) * es);
+    coll::reduce(g, d, s, size_t(n), es, fn);
+  });
 }
 
 }  // namespace
@@ -172,13 +190,12 @@ extern "C" {
 // ---- synchronisation ----
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long* pSync) {
   Impl* r = rt("shmem_barrier");
-  auto g = active_set(r, "shmem_barrier", PE_start, logPE_stride, PE_size, pSync);
-  g.sync();  // the quiet is implied: sfence + locked token post (see Runtime::Impl::barrier_all)
+  // the quiet is implied: sfence + locked arrival (see Runtime::Impl::barrier_all)
+  on_active_set(r, "shmem_barrier", PE_start, logPE_stride, PE_size, pSync, [](coll::Group& g) { g.sync(); });
 }
 void(shmem_sync)(int PE_start, int logPE_stride, int PE_size, long* pSync) {
   Impl* r = rt("shmem_sync");
-  auto g = active_set(r, "shmem_sync", PE_start, logPE_stride, PE_size, pSync);
-  g.sync();
+  on_active_set(r, "shmem_sync", PE_start, logPE_stride, PE_size, pSync, [](coll::Group& g) { g.sync(); });
 }
 
 // ---- team-based data collectives ----

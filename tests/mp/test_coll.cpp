@@ -639,6 +639,59 @@ TEST(ActiveSet, BarrierSyncAndPsyncRestored) {
   shmem_free(psync);
 }
 
+// The active set of every PE runs on the world team (capi/coll.cpp on_active_set): its
+// calls interleave with the team forms on SHMEM_TEAM_WORLD and with a smaller set's pSync
+// calls, back to back without barriers, every root in turn, each result checked at once;
+// the world set leaves its pSync as it found it.
+TEST(ActiveSet, WorldSetInterleavesWithTeamCalls) {
+  const int n = npes();
+  long* psync = static_cast<long*>(shmem_malloc(3 * SHMEM_SYNC_SIZE * sizeof(long)));
+  for (int i = 0; i < 3 * SHMEM_SYNC_SIZE; ++i) psync[i] = SHMEM_SYNC_VALUE;
+  long* wrk = static_cast<long*>(shmem_malloc(SHMEM_REDUCE_MIN_WRKDATA_SIZE * sizeof(long)));
+  const size_t m = 40;  // longs: the mailbox (320 B) for broadcasts, scratch for the rest
+  long* src = static_cast<long*>(shmem_malloc(m * sizeof(long)));
+  long* dst = static_cast<long*>(shmem_malloc(m * size_t(n) * sizeof(long)));
+  shmem_barrier_all();
+  const bool in_sub = me() >= 1;  // the set (1, 0, n - 1), when n >= 3
+  size_t bad = 0;
+  for (int it = 0; it < 300; ++it) {
+    const int root = it % n;
+    for (size_t j = 0; j < m; ++j) src[j] = long(me()) * 100000 + it * 100 + long(j);
+    long* ps = psync + (it % 2) * SHMEM_SYNC_SIZE;
+    switch (it % 4) {
+      case 0:  // active-set broadcast on the world: the root's dest stays as it was
+        dst[0] = -1;
+        shmem_broadcast64(dst, src, m, root, 0, 0, n, ps);
+        for (size_t j = 0; j < m && me() != root; ++j) bad += dst[j] != long(root) * 100000 + it * 100 + long(j);
+        if (me() == root) bad += dst[0] != -1;
+        break;
+      case 1:  // team broadcast on the world
+        EXPECT_EQ(shmem_long_broadcast(SHMEM_TEAM_WORLD, dst, src, m, root), 0);
+        for (size_t j = 0; j < m; ++j) bad += dst[j] != long(root) * 100000 + it * 100 + long(j);
+        break;
+      case 2:  // active-set sum on the world
+        shmem_long_sum_to_all(dst, src, int(m), 0, 0, n, wrk, ps);
+        for (size_t j = 0; j < m; ++j)
+          bad += dst[j] != 100000L * n * (n - 1) / 2 + long(n) * (it * 100 + long(j));
+        break;
+      default:  // active-set fcollect on the world, then a pSync barrier of a smaller set
+        shmem_fcollect64(dst, src, m, 0, 0, n, ps);
+        for (int p = 0; p < n; ++p)
+          for (size_t j = 0; j < m; ++j) bad += dst[size_t(p) * m + j] != long(p) * 100000 + it * 100 + long(j);
+        if (n >= 3 && in_sub) shmem_barrier(1, 0, n - 1, psync + 2 * SHMEM_SYNC_SIZE);
+        break;
+    }
+  }
+  EXPECT_EQ(bad, 0u);
+  shmem_barrier_all();
+  for (int i = 0; i < 3 * SHMEM_SYNC_SIZE; ++i) EXPECT_EQ(psync[i], SHMEM_SYNC_VALUE) << "pSync[" << i << "]";
+  shmem_barrier_all();
+  shmem_free(dst);
+  shmem_free(src);
+  shmem_free(wrk);
+  shmem_free(psync);
+}
+
 TEST(ActiveSet, DataCollectives) {
   long* psync = static_cast<long*>(shmem_malloc(2 * SHMEM_SYNC_SIZE * sizeof(long)));
   for (int i = 0; i < 2 * SHMEM_SYNC_SIZE; ++i) psync[i] = SHMEM_SYNC_VALUE;
