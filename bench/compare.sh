@@ -2,7 +2,7 @@
 # compare.sh: symmem side by side with Open MPI's OSHMEM, MPI and the machine's limits, in
 # one invocation, and the performance page made from that run.
 #
-#   bench/compare.sh            full run (three rounds, ~15 min on 2 cores): writes docs/performance.md,
+#   bench/compare.sh            full run (three rounds, ~20 min on 2 cores): writes docs/performance.md,
 #                               docs/performance.csv and docs/perf_*.png
 #   bench/compare.sh --quick    a fast run of the whole pipeline (few sizes, 2 and 4 PEs);
 #                               writes into build/bench/quick/ and leaves docs/ alone
@@ -13,7 +13,7 @@
 # --rounds N (repeat the whole sequence N times, each figure the median of its rounds;
 # default 3, 1 with --quick)  --repeat2 K (at 2 PEs, where the targets are, every group
 # runs K times per round, the libraries alternating: each 2-PE figure is the median of
-# rounds x K runs; default 3, 1 with --quick).
+# rounds x K runs; default 5, 1 with --quick).
 #
 # What it does: builds symmem and the benchmarks with CMake (target bench_all; the OSHMEM
 # programs with oshcc, the MPI ones with mpicc), measures the limits (bench_limits), then
@@ -71,7 +71,7 @@ else
   : "${out:=docs}"
   : "${run_timeout:=150}"
   : "${rounds:=3}"
-  : "${repeat2:=3}"
+  : "${repeat2:=5}"
   bench_args="$extra_args"
 fi
 
