@@ -14,8 +14,6 @@
 // member of every run computes the same bits whichever shape ran.
 #include "coll/coll.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -432,7 +430,6 @@ void PsyncGroup::sync() {
 // it waits in (MetaFixed::active_set_waiting) for the others of its CPU to read. 4 PEs on
 // 2 cores: docs/collectives.md, Synchronisation.
 void PsyncGroup::central_sync() {
-  constexpr int kHandoffPolls = 4096;
   Runtime::Impl* rt = rt_;
   uint32_t* count = tokens(at(psync_, 0));
   uint32_t* mine = tokens(psync_ + 1);
@@ -457,14 +454,8 @@ void PsyncGroup::central_sync() {
     }
     return false;
   };
-  bool released = false;
-  // Unbound PEs (SYMMEM_BIND=0) know no CPU-mates: the ordinary adaptive wait.
-  for (int i = 0; i < kHandoffPolls && !released && !rt->colocated_.empty(); ++i) {
-    if (__atomic_load_n(mine, __ATOMIC_ACQUIRE) != 0) released = true;
-    else if (needs_cpu()) sched_yield();
-    else cpu_relax();
-  }
-  if (released) __atomic_fetch_sub(mine, 1u, __ATOMIC_ACQ_REL);
+  auto released = [&] { return __atomic_load_n(mine, __ATOMIC_ACQUIRE) != 0; };
+  if (rt->wait_handing_over(released, needs_cpu)) __atomic_fetch_sub(mine, 1u, __ATOMIC_ACQ_REL);
   else take_token(rt, psync_ + 1);
   waiting.store(0, std::memory_order_relaxed);
 }

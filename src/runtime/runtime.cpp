@@ -137,11 +137,10 @@ void Runtime::Impl::strided_sync(int start, int stride, int size, uint64_t off, 
 // run on, into the next sync, where it hands over again. That is one switch per CPU per
 // barrier (4 PEs on 2 cores: 0.64-0.81 switches per PE per barrier and 3.2-3.5 us before,
 // 0.50 and 1.96-2.10 us after, same minutes).
-// Bounded: after kHandoffPolls it falls back to the ordinary wait (spin, yield, sleep),
-// e.g. when a co-located PE sleeps elsewhere and will not arrive soon.
+// Bounded (Impl::wait_handing_over): then the ordinary wait (spin, yield, sleep), e.g.
+// when a co-located PE sleeps elsewhere and will not arrive soon.
 void Runtime::Impl::wait_release(SyncState* root, uint32_t e, int start, int stride, int size, uint64_t off) {
-  constexpr int kHandoffPolls = 4096;
-  if (colocated_.empty()) return wait_word_ge(&root->release, e);
+  auto released = [&] { return int32_t(root->release.v.load(std::memory_order_acquire) - e) >= 0; };
   auto pending_here = [&] {
     for (int q : colocated_) {
       if (q < start || (q - start) % stride != 0 || (q - start) / stride >= size) continue;  // not a member
@@ -150,12 +149,7 @@ void Runtime::Impl::wait_release(SyncState* root, uint32_t e, int start, int str
     }
     return false;
   };
-  for (int i = 0; i < kHandoffPolls; ++i) {
-    if (int32_t(root->release.v.load(std::memory_order_acquire) - e) >= 0) return;
-    if (pending_here()) sched_yield();
-    else cpu_relax();
-  }
-  wait_word_ge(&root->release, e);
+  if (!wait_handing_over(released, pending_here)) wait_word_ge(&root->release, e);
 }
 
 void Runtime::Impl::learn_colocation() {

@@ -2,6 +2,8 @@
 // here so the C layer (same library) pays one address check and a memcpy for a put.
 #pragma once
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdarg>
@@ -137,6 +139,23 @@ struct Runtime::Impl {
     } while (!done());
     const int next = polls <= p.spin ? std::min(wait_.spin, budget + budget / 8 + 1) : std::max(kMinSpin, budget / 2);
     if (next != budget) spin_budget_.store(next, std::memory_order_relaxed);
+  }
+  // The central syncs' wait when PEs outnumber cores (team syncs: wait_release; pSync
+  // syncs: coll::PsyncGroup::central_sync). Until done() holds: while needs_cpu() says a
+  // PE bound to this CPU has not arrived at this sync, hand the CPU over (sched_yield);
+  // otherwise poll. Bounded by kHandoffPolls, e.g. for a PE of this CPU that sleeps
+  // elsewhere; returns false then, and at once when this PE knows no CPU-mates (unbound),
+  // and the caller takes the ordinary wait (spin, yield, sleep).
+  template <class Done, class NeedsCpu>
+  bool wait_handing_over(Done done, NeedsCpu needs_cpu) {
+    constexpr int kHandoffPolls = 4096;
+    if (colocated_.empty()) return false;
+    for (int i = 0; i < kHandoffPolls; ++i) {
+      if (done()) return true;
+      if (needs_cpu()) sched_yield();
+      else cpu_relax();
+    }
+    return false;
   }
   // Stores `value` (or adds, for add_word) and wakes sleepers on that word.
   static void notify(WaitWord* word, uint32_t value);
