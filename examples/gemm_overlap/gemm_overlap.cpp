@@ -391,11 +391,12 @@ struct Bench {
       case Op::kAr:
         p(Y);
         p(stage);
-        if (v != "comm") p(Z);  // comm reduces the partial the previous variant left in Z
+        if (v != "comm") p(Z);
+        else part(0, a.m, Z.data(), 0);  // comm reduces the partial product in Z
         break;
       case Op::kPipe:
         p(Hout);
-        if (me > 0) p(Hin);
+        if (me > 0 && v != "pull") p(Hin);  // pull does not write Hin; mono and tiled read it
         break;
     }
   }
@@ -450,21 +451,30 @@ struct Bench {
     return t;
   }
 
-  void measure(const std::string& v) {
-    long wrong = 0;
-    double tw = 0;
-    for (int i = 0; i < a.warmup; ++i) tw = std::max(tw, once(v, false, &wrong));
-    if (a.warmup == 0) tw = once(v, false, &wrong);
-    tw = max_over_pes(tw);
-    int iters = std::min(a.iters, std::max(5, int(a.budget_s / std::max(tw, 1e-9))));
-    for (int i = 0; i < iters; ++i) tloc[size_t(i)] = once(v, a.check_all, &wrong);
-    world.reduce(symmem::op::max, tmax.subspan(0, size_t(iters)), tloc.subspan(0, size_t(iters)));
-    std::vector<double> times(tmax.begin(), tmax.begin() + iters);
-    const bool check = checkable(v);
-    if (check && !a.check_all) once(v, true, &wrong);
-    wrong = sum_over_pes(wrong);
-    if (me == 0) gemm::print_row("symmem", a, s, P, v, iters, gemm::stats(times), check, wrong);
-    total_wrong += wrong;
+  // All variants, interleaved: round i runs iteration i of every variant, so that a load
+  // that drifts (other processes on the machine) is spread over them alike.
+  void measure(const std::vector<std::string>& vs) {
+    const size_t nv = vs.size();
+    std::vector<long> wrong(nv, 0);
+    std::vector<double> tw(nv, 0.0);
+    for (int i = 0; i < std::max(a.warmup, 1); ++i)
+      for (size_t j = 0; j < nv; ++j) tw[j] = std::max(tw[j], once(vs[j], false, &wrong[j]));
+    double round = 0;
+    for (size_t j = 0; j < nv; ++j) round += max_over_pes(tw[j]);
+    const int iters = std::min(a.iters, std::max(5, int(a.budget_s * double(nv) / std::max(round, 1e-9))));
+    std::vector<double> t(size_t(iters) * nv);
+    for (int i = 0; i < iters; ++i)
+      for (size_t j = 0; j < nv; ++j) t[size_t(i) * nv + j] = once(vs[j], a.check_all, &wrong[j]);
+    for (size_t j = 0; j < nv; ++j) {
+      for (int i = 0; i < iters; ++i) tloc[size_t(i)] = t[size_t(i) * nv + j];
+      world.reduce(symmem::op::max, tmax.subspan(0, size_t(iters)), tloc.subspan(0, size_t(iters)));
+      std::vector<double> times(tmax.begin(), tmax.begin() + iters);
+      const bool check = checkable(vs[j]);
+      if (check && !a.check_all) once(vs[j], true, &wrong[j]);
+      long w = sum_over_pes(wrong[j]);
+      if (me == 0) gemm::print_row("symmem", a, s, P, vs[j], iters, gemm::stats(times), check, w);
+      total_wrong += w;
+    }
   }
   long total_wrong = 0;
 };
@@ -516,7 +526,7 @@ int run_main(int argc, char** argv) {
     std::printf("\n");
     if (a.header) gemm::print_header();
   }
-  for (auto& v : a.variants) b.measure(v);
+  b.measure(a.variants);
   rt.barrier_all();
   return b.total_wrong ? 1 : 0;
 }

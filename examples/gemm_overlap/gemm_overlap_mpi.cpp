@@ -76,48 +76,57 @@ int run(int argc, char** argv) {
     if (a.header) gemm::print_header();
   }
   long total_wrong = 0;
-  for (const auto& v : a.variants) {
-    auto once = [&](bool check, long* wrong) {
-      if (check) {
-        gemm::poison(Y.data(), Y.size());
-        if (a.op == Op::kAg && v != "mono")
-          for (int q = 0; q < P; ++q)
-            if (q != me) gemm::poison(Xfull.data() + q * ml * k, size_t(ml * k));
-        if (a.op != Op::kAg && v == "bulk") gemm::poison(Z.data(), Z.size());
+  auto once = [&](const std::string& v, bool check, long* wrong) {
+    if (check) {
+      gemm::poison(Y.data(), Y.size());
+      if (a.op == Op::kAg && v != "mono")
+        for (int q = 0; q < P; ++q)
+          if (q != me) gemm::poison(Xfull.data() + q * ml * k, size_t(ml * k));
+      if (a.op != Op::kAg && v == "bulk") gemm::poison(Z.data(), Z.size());
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    body(v);
+    double t = MPI_Wtime() - t0;
+    if (check) {
+      long first = -1, bad = 0;
+      if (a.op == Op::kAg && v == "comm") {  // the all-gathered X itself
+        std::vector<float> refx(Xfull.size());
+        gemm::fill(refx.data(), a.seed, gemm::kMatX, 0, 0, m, k);
+        bad = gemm::mismatches(Xfull.data(), refx, k, &first);
+      } else {
+        bad = gemm::mismatches(Y.data(), ref, a.op == Op::kAg ? nl : n, &first);
       }
-      MPI_Barrier(MPI_COMM_WORLD);
-      double t0 = MPI_Wtime();
-      body(v);
-      double t = MPI_Wtime() - t0;
-      if (check) {
-        long first = -1, bad = 0;
-        if (a.op == Op::kAg && v == "comm") {  // the all-gathered X itself
-          std::vector<float> refx(Xfull.size());
-          gemm::fill(refx.data(), a.seed, gemm::kMatX, 0, 0, m, k);
-          bad = gemm::mismatches(Xfull.data(), refx, k, &first);
-        } else {
-          bad = gemm::mismatches(Y.data(), ref, a.op == Op::kAg ? nl : n, &first);
-        }
-        if (bad) std::fprintf(stderr, "gemm_overlap_mpi: rank %d %s: %ld elements wrong, first in row %ld\n", me, v.c_str(), bad, first);
-        *wrong += bad;
-      }
-      return t;
-    };
-    long wrong = 0;
-    double tw = 0;
-    for (int i = 0; i < std::max(a.warmup, 1); ++i) tw = std::max(tw, once(false, &wrong));
-    MPI_Allreduce(MPI_IN_PLACE, &tw, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    int iters = std::min(a.iters, std::max(5, int(a.budget_s / std::max(tw, 1e-9))));
-    std::vector<double> t(static_cast<size_t>(iters));
-    for (int i = 0; i < iters; ++i) t[size_t(i)] = once(a.check_all, &wrong);
-    MPI_Allreduce(MPI_IN_PLACE, t.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      if (bad) std::fprintf(stderr, "gemm_overlap_mpi: rank %d %s: %ld elements wrong, first in row %ld\n", me, v.c_str(), bad, first);
+      *wrong += bad;
+    }
+    return t;
+  };
+  // Interleaved as in gemm_overlap: round i runs iteration i of every variant.
+  const auto& vs = a.variants;
+  const size_t nv = vs.size();
+  std::vector<long> wrong(nv, 0);
+  std::vector<double> tw(nv, 0.0);
+  for (int i = 0; i < std::max(a.warmup, 1); ++i)
+    for (size_t j = 0; j < nv; ++j) tw[j] = std::max(tw[j], once(vs[j], false, &wrong[j]));
+  MPI_Allreduce(MPI_IN_PLACE, tw.data(), int(nv), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  double round = 0;
+  for (double x : tw) round += x;
+  const int iters = std::min(a.iters, std::max(5, int(a.budget_s * double(nv) / std::max(round, 1e-9))));
+  std::vector<double> t(static_cast<size_t>(iters) * nv);
+  for (int i = 0; i < iters; ++i)
+    for (size_t j = 0; j < nv; ++j) t[size_t(i) * nv + j] = once(vs[j], a.check_all, &wrong[j]);
+  MPI_Allreduce(MPI_IN_PLACE, t.data(), int(t.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  for (size_t j = 0; j < nv; ++j) {
+    std::vector<double> times;
+    for (int i = 0; i < iters; ++i) times.push_back(t[size_t(i) * nv + j]);
     // mono's output is the result only for ag; rs/ar's partial product is not.
-    const bool checkable = v != "mono" || a.op == Op::kAg;
-    if (checkable && !a.check_all) once(true, &wrong);
-    if (!checkable) wrong = 0;
-    MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (me == 0) gemm::print_row("mpi", a, s, P, v, iters, gemm::stats(t), checkable, wrong);
-    total_wrong += wrong;
+    const bool checkable = vs[j] != "mono" || a.op == Op::kAg;
+    if (checkable && !a.check_all) once(vs[j], true, &wrong[j]);
+    if (!checkable) wrong[j] = 0;
+    MPI_Allreduce(MPI_IN_PLACE, &wrong[j], 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (me == 0) gemm::print_row("mpi", a, s, P, vs[j], iters, gemm::stats(times), checkable, wrong[j]);
+    total_wrong += wrong[j];
   }
   return total_wrong ? 1 : 0;
 }

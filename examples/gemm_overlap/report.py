@@ -1,0 +1,299 @@
+#!/usr/bin/python3
+"""Turns the CSV of examples/gemm_overlap/run.sh into docs/gemm-overlap.md, its CSV and plots.
+
+Every figure is a ratio of medians measured in the same process run (one configuration of
+one binary), so a load that changes between configurations changes no ratio by itself.
+"""
+import argparse
+import csv
+import os
+import shutil
+from collections import OrderedDict
+
+FUSED = ["push", "pull", "store"]
+
+
+def load(path):
+    rows = []
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            for k in ("npes", "m", "n", "k", "tile", "tiles", "iters", "wrong"):
+                r[k] = int(r[k])
+            for k in ("med_ms", "p10_ms", "p90_ms", "gflops_pe"):
+                r[k] = float(r[k])
+            rows.append(r)
+    return rows
+
+
+def groups(rows):
+    """(impl, op, m, n, k, tile) -> {what: row}, in the order first seen."""
+    g = OrderedDict()
+    for r in rows:
+        g.setdefault((r["impl"], r["op"], r["m"], r["n"], r["k"], r["tile"]), {})[r["what"]] = r
+    return g
+
+
+def hidden(t, bulk, mono):
+    """Share of bulk's exposed communication (bulk - mono) that variant time t removes."""
+    return (bulk - t) / (bulk - mono) if bulk - mono > 0 else float("nan")
+
+
+def f2(x):
+    return "—" if x != x else f"{x:.2f}"
+
+
+def pct(x):
+    return "—" if x != x else f"{100 * x:+.1f}%"
+
+
+def frac(x):
+    return "—" if x != x else f"{100 * x:.0f}%"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--csv", required=True)
+    ap.add_argument("--meta", required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    rows = load(args.csv)
+    meta, notes = {}, []
+    with open(args.meta) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("#"):
+                notes.append(line[1:].strip())
+            elif "=" in line:
+                k, v = line.split("=", 1)
+                meta[k] = v
+    g = groups(rows)
+    sym = {key[1:]: v for key, v in g.items() if key[0] == "symmem"}
+    mpi = {key[1:]: v for key, v in g.items() if key[0] == "mpi"}
+    bad = [r for r in rows if r["check"] == "WRONG"]
+    checked = sum(1 for r in rows if r["check"] == "ok")
+
+    os.makedirs(args.out, exist_ok=True)
+    if os.path.abspath(args.csv) != os.path.abspath(os.path.join(args.out, "gemm-overlap.csv")):
+        shutil.copy(args.csv, os.path.join(args.out, "gemm-overlap.csv"))
+    md = []
+    w = md.append
+    w("# GEMM fused with communication: `examples/gemm_overlap`")
+    w("")
+    w("A GEMM whose input is all-gathered (`ag`), whose partial products are reduce-scattered (`rs`) or")
+    w("all-reduced (`ar`), and a two-stage pipeline (`pipe`: PE 0 computes H = ReLU6(X·W1) by row tiles,")
+    w("PE 1 computes H·W2 per tile as tiles arrive), each as the non-fused `bulk` baseline (the")
+    w("library's collective, then one GEMM, or the reverse) and three fused forms: `push` (finished")
+    w("tiles sent with put-with-signal while the next one computes), and the two zero-copy forms a")
+    w("shared-memory node allows: `pull` (the consumer's GEMM or add reads the peer's tile in place)")
+    w("and `store` (the producer's GEMM writes into the owner's memory; for rs/ar the next contributor")
+    w("accumulates onto it with beta = 1, the owner last). Two PEs, one per core, single-threaded")
+    w("OpenBLAS, pinned. Every result is compared element by element with a single-PE reference.")
+    w("")
+    w("```")
+    w("cmake --build build --target gemm_overlap gemm_overlap_mpi symmem-run")
+    w("examples/gemm_overlap/run.sh            # writes this page, gemm-overlap.csv and the plots")
+    w("OPENBLAS_NUM_THREADS=1 build/tools/symmem-run/symmem-run -n 2 \\")
+    w("    build/examples/gemm_overlap/gemm_overlap --op rs --m 1024 --n 1024 --k 512 --tile 128")
+    w("```")
+    w("")
+    w("## This run")
+    w("")
+    w(f"- {meta.get('date', '?')}, commit {meta.get('commit', '?')}, `{meta.get('command', 'run.sh')}` "
+      f"(BUDGET={meta.get('budget', '?')} s per variant and configuration)")
+    w(f"- {meta.get('cpu', '?')}")
+    for n in notes:
+        w(f"- {n}")
+    w(f"- load average (1, 5, 15 min) before: {meta.get('load_before', '?')}, after: {meta.get('load_after', '?')}")
+    w(f"- results checked: {checked} rows equal to the reference, {len(bad)} wrong"
+      + ("" if not bad else " (" + ", ".join(f"{r['impl']} {r['op']} {r['what']}" for r in bad) + ")"))
+    w("")
+    w("Times are medians of per-iteration times (the slower PE's), iterations of all variants")
+    w("interleaved. Columns `×mono` are the variant's time over the monolithic GEMM alone in the")
+    w("same run; *hidden* = (bulk − variant) / (bulk − mono), the share of the bulk baseline's")
+    w("exposed communication the variant removes (1 = none exposed, negative = worse than bulk);")
+    w("*decomp.* = tiled / mono − 1, what cutting the GEMM into tiles costs before any")
+    w("communication; exposed = variant − mono.")
+    w("")
+
+    # ---------------------------------------------------------------- targets
+    w("## Targets")
+    w("")
+    rs_keys = sorted((k for k in sym if k[0] == "rs" and k[4] == 128), key=lambda k: k[3])
+    if rs_keys:
+        big = [k for k in rs_keys if k[3] // 2 >= 1024]
+        lines = []
+        for k in big:
+            d = sym[k]
+            if "store" in d and "mono" in d:
+                r = d["store"]["med_ms"] / d["mono"]["med_ms"] - 1
+                lines.append(f"K_loc {k[3] // 2}: {pct(r)}")
+        if lines:
+            worst = max(sym[k]["store"]["med_ms"] / sym[k]["mono"]["med_ms"] - 1 for k in big if "store" in sym[k])
+            w(f"- `rs store` within 3% of the monolithic GEMM at the large sizes: {'met' if worst <= 0.03 else 'not met'}"
+              f" ({'; '.join(lines)}).")
+    pipe_keys = sorted((k for k in sym if k[0] == "pipe"), key=lambda k: k[1] // k[4])
+    if pipe_keys:
+        parts, ok = [], True
+        for k in pipe_keys:
+            d = sym[k]
+            nt = k[1] // k[4]
+            if nt < 8 or "bulk" not in d:
+                continue
+            best = min(FUSED, key=lambda v: d[v]["med_ms"] if v in d else 1e30)
+            sp = d["bulk"]["med_ms"] / d[best]["med_ms"]
+            ok = ok and sp >= 1.5
+            parts.append(f"{nt} tiles: {sp:.2f}× ({best})")
+        if parts:
+            w(f"- `pipe` at least 1.5× faster than bulk with 8 or more tiles: {'met' if ok else 'not met'}"
+              f" ({'; '.join(parts)}).")
+    w("")
+
+    # ---------------------------------------------------------------- sweeps
+    def sweep_table(op, dim_name, dim_of):
+        keys = sorted((k for k in sym if k[0] == op and k[4] == 128), key=dim_of)
+        if not keys:
+            return
+        w(f"| {dim_name} | mono ms | GFLOP/s | decomp. | comm ms | bulk ×mono | push ×mono | pull ×mono | store ×mono "
+          f"| hidden push / pull / store | MPI bulk ×its mono |")
+        w("|---|---|---|---|---|---|---|---|---|---|---|")
+        for k in keys:
+            d = sym[k]
+            mono, bulk = d["mono"]["med_ms"], d["bulk"]["med_ms"]
+            hid = " / ".join(frac(hidden(d[v]["med_ms"], bulk, mono)) for v in FUSED if v in d)
+            m = mpi.get(k, {})
+            mb = f2(m["bulk"]["med_ms"] / m["mono"]["med_ms"]) if "bulk" in m and "mono" in m else "—"
+            w(f"| {dim_of(k)} | {mono:.2f} | {d['mono']['gflops_pe']:.1f} | {pct(d['tiled']['med_ms'] / mono - 1)} "
+              f"| {d['comm']['med_ms']:.2f} | {f2(bulk / mono)} | "
+              + " | ".join(f2(d[v]["med_ms"] / mono) if v in d else "—" for v in FUSED)
+              + f" | {hid} | {mb} |")
+        w("")
+
+    w("## Reduce-scatter: Y = reduce_scatter(X_p · W_p), m = n = 1024, tiles of 128 rows")
+    w("")
+    w("K_loc is each PE's share of the inner dimension: the GEMM's work per byte to reduce.")
+    w("")
+    sweep_table("rs", "K_loc", lambda k: k[3] // 2)
+    w("## All-gather: Y = allgather(X) · W_p, m = k = 1024, tiles of 128 rows")
+    w("")
+    w("N_loc is each PE's share of the output columns: the GEMM's work per byte gathered.")
+    w("`pull` reads the peer's shard in place (ready since the iteration's barrier); `store` computes")
+    w("the peer's rows of the peer's output, reading its W in place.")
+    w("")
+    sweep_table("ag", "N_loc", lambda k: k[2] // 2)
+    w("## All-reduce: reduce-scatter, then every PE gets every finished tile, m = n = 1024")
+    w("")
+    sweep_table("ar", "K_loc", lambda k: k[3] // 2)
+
+    tkeys = sorted((k for k in sym if k[0] == "rs" and k[3] == 512), key=lambda k: k[4])
+    if tkeys:
+        w("## Tile size (rs, K_loc = 256, m = n = 1024)")
+        w("")
+        w("| tile rows | tiles per PE | decomp. | bulk ×mono | push ×mono | pull ×mono | store ×mono | hidden push / pull / store |")
+        w("|---|---|---|---|---|---|---|---|")
+        for k in tkeys:
+            d = sym[k]
+            mono, bulk = d["mono"]["med_ms"], d["bulk"]["med_ms"]
+            w(f"| {k[4]} | {k[1] // k[4]} | {pct(d['tiled']['med_ms'] / mono - 1)} | {f2(bulk / mono)} | "
+              + " | ".join(f2(d[v]["med_ms"] / mono) for v in FUSED)
+              + " | " + " / ".join(frac(hidden(d[v]["med_ms"], bulk, mono)) for v in FUSED) + " |")
+        w("")
+    if pipe_keys:
+        w("## Pipeline (pipe: m = 1024, k = n = 512; each stage is one PE's GEMM)")
+        w("")
+        w("mono is one stage alone (both PEs computing their stage at once, no hand-over): the time")
+        w("a perfect pipeline approaches. bulk waits for all of H, then computes: about twice that.")
+        w("")
+        w("| tiles | mono ms | decomp. | comm ms | bulk ×mono | push ×mono | pull ×mono | store ×mono | speed-up over bulk: push / pull / store |")
+        w("|---|---|---|---|---|---|---|---|---|")
+        for k in pipe_keys:
+            d = sym[k]
+            mono, bulk = d["mono"]["med_ms"], d["bulk"]["med_ms"]
+            w(f"| {k[1] // k[4]} | {mono:.2f} | {pct(d['tiled']['med_ms'] / mono - 1)} | {d['comm']['med_ms']:.2f} | "
+              f"{f2(bulk / mono)} | " + " | ".join(f2(d[v]["med_ms"] / mono) for v in FUSED)
+              + " | " + " / ".join(f"{bulk / d[v]['med_ms']:.2f}×" for v in FUSED) + " |")
+        w("")
+
+    # ---------------------------------------------------------------- plots
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        plt = None
+    if plt is not None:
+        fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
+        for col, (op, label, dim) in enumerate([("rs", "K_loc", lambda k: k[3] // 2), ("ag", "N_loc", lambda k: k[2] // 2),
+                                                ("ar", "K_loc", lambda k: k[3] // 2)]):
+            keys = sorted((k for k in sym if k[0] == op and k[4] == 128), key=dim)
+            if not keys:
+                continue
+            xs = [dim(k) for k in keys]
+            ax = axes[0][col]
+            for v in ["tiled", "bulk"] + FUSED:
+                ax.plot(xs, [sym[k][v]["med_ms"] / sym[k]["mono"]["med_ms"] for k in keys], marker="o", label=v)
+            mk = [k for k in keys if k in mpi and "bulk" in mpi[k]]
+            if mk:
+                ax.plot([dim(k) for k in mk], [mpi[k]["bulk"]["med_ms"] / mpi[k]["mono"]["med_ms"] for k in mk],
+                        marker="x", linestyle="--", color="black", label="MPI bulk")
+            ax.axhline(1.0, color="gray", linewidth=1)
+            ax.set_xscale("log", base=2)
+            ax.set_title(f"{op}: time / monolithic GEMM")
+            ax.set_xlabel(label)
+            ax.legend(fontsize=8)
+            ax = axes[1][col]
+            for v in FUSED:
+                ax.plot(xs, [hidden(sym[k][v]["med_ms"], sym[k]["bulk"]["med_ms"], sym[k]["mono"]["med_ms"]) for k in keys],
+                        marker="o", label=v)
+            ax.axhline(1.0, color="gray", linewidth=1)
+            ax.axhline(0.0, color="gray", linewidth=1)
+            ax.set_xscale("log", base=2)
+            ax.set_ylim(-1.5, 1.5)
+            ax.set_title(f"{op}: hidden fraction of bulk's exposed comm")
+            ax.set_xlabel(label)
+            ax.legend(fontsize=8)
+        fig.suptitle(f"gemm_overlap, 2 PEs, {meta.get('date', '')}, load {meta.get('load_before', '?')}")
+        fig.tight_layout()
+        fig.savefig(os.path.join(args.out, "gemm_overlap_sweep.png"), dpi=80)
+        plt.close(fig)
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        if tkeys:
+            ax = axes[0]
+            xs = [k[4] for k in tkeys]
+            for v in ["tiled", "bulk"] + FUSED:
+                ax.plot(xs, [sym[k][v]["med_ms"] / sym[k]["mono"]["med_ms"] for k in tkeys], marker="o", label=v)
+            ax.axhline(1.0, color="gray", linewidth=1)
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("tile rows")
+            ax.set_title("rs, K_loc 256: time / monolithic GEMM")
+            ax.legend(fontsize=8)
+        if pipe_keys:
+            ax = axes[1]
+            xs = [k[1] // k[4] for k in pipe_keys]
+            for v in ["bulk"] + FUSED:
+                ax.plot(xs, [sym[k][v]["med_ms"] / sym[k]["mono"]["med_ms"] for k in pipe_keys], marker="o", label=v)
+            ax.plot(xs, [1 + 1 / x for x in xs], linestyle=":", color="black", label="ideal 1 + 1/tiles")
+            ax.axhline(1.0, color="gray", linewidth=1)
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("tiles")
+            ax.set_title("pipe: time / one stage alone")
+            ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(args.out, "gemm_overlap_tiles.png"), dpi=80)
+        plt.close(fig)
+        w("## Plots")
+        w("")
+        w("![time over the monolithic GEMM, and the hidden fraction, against K_loc / N_loc](gemm_overlap_sweep.png)")
+        w("")
+        w("![tile size (rs) and the pipeline's tile count](gemm_overlap_tiles.png)")
+        w("")
+
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "notes.md")) as f:
+        w(f.read().rstrip("\n"))
+    w("")
+    w("Raw rows: [gemm-overlap.csv](gemm-overlap.csv).")
+    with open(os.path.join(args.out, "gemm-overlap.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+
+
+if __name__ == "__main__":
+    main()
