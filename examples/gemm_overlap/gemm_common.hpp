@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cblas.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cmath>
@@ -40,7 +41,8 @@ struct Args {
   long tile = 128;                    // rows per tile
   int iters = 20;                     // at most this many timed iterations
   int warmup = 3;
-  double budget_s = 1.0;              // fewer iterations (>= 5) when one takes longer
+  double budget_s = 1.0;              // seconds per variant: fewer iterations (>= min_iters) when slower
+  int min_iters = 5;
   bool check_all = false;             // poison and check every iteration (smoke tests)
   long skew_us = 0;                   // PE 0 starts each iteration this late (load skew)
   bool header = true;                 // print the CSV header
@@ -95,6 +97,7 @@ inline std::optional<std::string> parse_args(int argc, char** argv, const std::v
     else if (name == "k") { if ((err = num(name, v, 1, &x))) return err; a->k = x; }
     else if (name == "tile") { if ((err = num(name, v, 1, &x))) return err; a->tile = x; }
     else if (name == "iters") { if ((err = num(name, v, 1, &x))) return err; a->iters = int(x); }
+    else if (name == "min-iters") { if ((err = num(name, v, 1, &x))) return err; a->min_iters = int(x); }
     else if (name == "warmup") { if ((err = num(name, v, 0, &x))) return err; a->warmup = int(x); }
     else if (name == "skew-us") { if ((err = num(name, v, 0, &x))) return err; a->skew_us = x; }
     else if (name == "seed") { if ((err = num(name, v, 0, &x))) return err; a->seed = uint64_t(x); }
@@ -239,8 +242,16 @@ inline void poison(float* p, size_t n) {
 
 // ---- statistics and the CSV row ----
 
+// Involuntary context switches of the calling thread so far: a timed iteration during
+// which some PE's count grew was disturbed by another process.
+inline long preemptions() {
+  struct rusage ru {};
+  getrusage(RUSAGE_THREAD, &ru);
+  return ru.ru_nivcsw;
+}
+
 struct Stats {
-  double med = 0, p10 = 0, p90 = 0;
+  double min = 0, med = 0, p10 = 0, p90 = 0;
 };
 
 inline Stats stats(std::vector<double> t) {
@@ -248,6 +259,7 @@ inline Stats stats(std::vector<double> t) {
   if (t.empty()) return s;
   std::sort(t.begin(), t.end());
   auto q = [&](double f) { return t[size_t(std::lround(f * double(t.size() - 1)))]; };
+  s.min = t.front();
   s.med = q(0.5);
   s.p10 = q(0.1);
   s.p90 = q(0.9);
@@ -255,14 +267,16 @@ inline Stats stats(std::vector<double> t) {
 }
 
 inline void print_header() {
-  std::printf("impl,op,what,npes,m,n,k,tile,tiles,iters,med_ms,p10_ms,p90_ms,gflops_pe,check,wrong\n");
+  std::printf("impl,op,what,npes,m,n,k,tile,tiles,iters,min_ms,med_ms,p10_ms,p90_ms,gflops_pe,preempted,check,wrong\n");
 }
 
+// preempted: the share of the timed iterations in which some PE was preempted.
 inline void print_row(const char* impl, const Args& a, const Shape& s, int P, const std::string& what, int iters,
-                      const Stats& st, bool checked, long wrong) {
-  double gf = (what == "comm" || st.med <= 0) ? 0.0 : s.flops_pe / st.med / 1e9;
-  std::printf("%s,%s,%s,%d,%ld,%ld,%ld,%ld,%ld,%d,%.4f,%.4f,%.4f,%.2f,%s,%ld\n", impl, op_name(a.op), what.c_str(), P,
-              a.m, a.n, a.k, a.tile, s.tiles, iters, st.med * 1e3, st.p10 * 1e3, st.p90 * 1e3, gf,
+                      const Stats& st, double preempted, bool checked, long wrong) {
+  double gf = (what == "comm" || st.min <= 0) ? 0.0 : s.flops_pe / st.min / 1e9;  // at the best iteration
+  std::printf("%s,%s,%s,%d,%ld,%ld,%ld,%ld,%ld,%d,%.4f,%.4f,%.4f,%.4f,%.2f,%.2f,%s,%ld\n", impl, op_name(a.op),
+              what.c_str(), P, a.m, a.n, a.k, a.tile, s.tiles, iters, st.min * 1e3, st.med * 1e3, st.p10 * 1e3,
+              st.p90 * 1e3, gf, preempted,
               checked ? (wrong ? "WRONG" : "ok") : "-", wrong);
   std::fflush(stdout);
 }

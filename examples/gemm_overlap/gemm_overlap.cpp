@@ -2,14 +2,14 @@
 //
 //   OPENBLAS_NUM_THREADS=1 symmem-run -n 2 build/examples/gemm_overlap/gemm_overlap
 //       --op ag|rs|ar|pipe [--variant mono,tiled,comm,bulk,push,pull,store]
-//       [--m 1024 --n 1024 --k 1024 --tile 128 --iters 20 --warmup 3 --budget 1 --check-all
-//        --skew-us 0 --seed 1 --no-header]
+//       [--m 1024 --n 1024 --k 1024 --tile 128 --iters 20 --min-iters 5 --warmup 3 --budget 1
+//        --check-all --skew-us 0 --seed 1 --no-header]
 //
 // Operators (gemm_common.hpp has the shapes): ag  Y = allgather(X) W_p;  rs  reduce-scatter
 // of the partial products X_p W_p;  ar  their all-reduce;  pipe  PE s computes stage s of
 // act(X W_0) W_1 ... by row tiles and hands each finished tile to PE s+1.
 // What is measured, one CSV row each (every PE runs it at once; a row's time is the max over
-// PEs of one iteration, median/p10/p90 over iterations):
+// PEs of one iteration; min/median/p10/p90 over iterations):
 //   mono   the PE's whole GEMM as one cblas_sgemm, no communication
 //   tiled  the same GEMM cut into the tiles the fused variants use, no communication
 //   comm   the communication alone (ag: fcollect; rs: alltoall + local sum; ar: the
@@ -445,8 +445,10 @@ struct Bench {
     if (me == late && a.skew_us)
       while (now_s() - t0 < double(a.skew_us) * 1e-6) {
       }
+    const long c0 = gemm::preemptions();
     run(v);
     double t = now_s() - t0;
+    last_preempted = gemm::preemptions() - c0;
     if (check) *wrong += check_local(v);
     return t;
   }
@@ -461,22 +463,30 @@ struct Bench {
       for (size_t j = 0; j < nv; ++j) tw[j] = std::max(tw[j], once(vs[j], false, &wrong[j]));
     double round = 0;
     for (size_t j = 0; j < nv; ++j) round += max_over_pes(tw[j]);
-    const int iters = std::min(a.iters, std::max(5, int(a.budget_s * double(nv) / std::max(round, 1e-9))));
-    std::vector<double> t(size_t(iters) * nv);
+    const int iters = std::min(a.iters, std::max(a.min_iters, int(a.budget_s * double(nv) / std::max(round, 1e-9))));
+    std::vector<double> t(size_t(iters) * nv), pre(t.size());
     for (int i = 0; i < iters; ++i)
-      for (size_t j = 0; j < nv; ++j) t[size_t(i) * nv + j] = once(vs[j], a.check_all, &wrong[j]);
+      for (size_t j = 0; j < nv; ++j) {
+        t[size_t(i) * nv + j] = once(vs[j], a.check_all, &wrong[j]);
+        pre[size_t(i) * nv + j] = double(last_preempted);
+      }
     for (size_t j = 0; j < nv; ++j) {
+      for (int i = 0; i < iters; ++i) tloc[size_t(i)] = pre[size_t(i) * nv + j];
+      world.reduce(symmem::op::max, tmax.subspan(0, size_t(iters)), tloc.subspan(0, size_t(iters)));
+      double preempted = 0;
+      for (int i = 0; i < iters; ++i) preempted += tmax[size_t(i)] > 0 ? 1.0 / iters : 0.0;
       for (int i = 0; i < iters; ++i) tloc[size_t(i)] = t[size_t(i) * nv + j];
       world.reduce(symmem::op::max, tmax.subspan(0, size_t(iters)), tloc.subspan(0, size_t(iters)));
       std::vector<double> times(tmax.begin(), tmax.begin() + iters);
       const bool check = checkable(vs[j]);
       if (check && !a.check_all) once(vs[j], true, &wrong[j]);
       long w = sum_over_pes(wrong[j]);
-      if (me == 0) gemm::print_row("symmem", a, s, P, vs[j], iters, gemm::stats(times), check, w);
+      if (me == 0) gemm::print_row("symmem", a, s, P, vs[j], iters, gemm::stats(times), preempted, check, w);
       total_wrong += w;
     }
   }
   long total_wrong = 0;
+  long last_preempted = 0;
 };
 
 int cpu_of_this_thread() {

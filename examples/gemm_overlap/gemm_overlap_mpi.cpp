@@ -76,6 +76,7 @@ int run(int argc, char** argv) {
     if (a.header) gemm::print_header();
   }
   long total_wrong = 0;
+  long last_preempted = 0;
   auto once = [&](const std::string& v, bool check, long* wrong) {
     if (check) {
       gemm::poison(Y.data(), Y.size());
@@ -86,8 +87,10 @@ int run(int argc, char** argv) {
     }
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
+    const long c0 = gemm::preemptions();
     body(v);
     double t = MPI_Wtime() - t0;
+    last_preempted = gemm::preemptions() - c0;
     if (check) {
       long first = -1, bad = 0;
       if (a.op == Op::kAg && v == "comm") {  // the all-gathered X itself
@@ -112,20 +115,28 @@ int run(int argc, char** argv) {
   MPI_Allreduce(MPI_IN_PLACE, tw.data(), int(nv), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   double round = 0;
   for (double x : tw) round += x;
-  const int iters = std::min(a.iters, std::max(5, int(a.budget_s * double(nv) / std::max(round, 1e-9))));
-  std::vector<double> t(static_cast<size_t>(iters) * nv);
+  const int iters = std::min(a.iters, std::max(a.min_iters, int(a.budget_s * double(nv) / std::max(round, 1e-9))));
+  std::vector<double> t(static_cast<size_t>(iters) * nv), pre(t.size());
   for (int i = 0; i < iters; ++i)
-    for (size_t j = 0; j < nv; ++j) t[size_t(i) * nv + j] = once(vs[j], a.check_all, &wrong[j]);
+    for (size_t j = 0; j < nv; ++j) {
+      t[size_t(i) * nv + j] = once(vs[j], a.check_all, &wrong[j]);
+      pre[size_t(i) * nv + j] = double(last_preempted);
+    }
   MPI_Allreduce(MPI_IN_PLACE, t.data(), int(t.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, pre.data(), int(pre.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   for (size_t j = 0; j < nv; ++j) {
     std::vector<double> times;
-    for (int i = 0; i < iters; ++i) times.push_back(t[size_t(i) * nv + j]);
+    double preempted = 0;
+    for (int i = 0; i < iters; ++i) {
+      times.push_back(t[size_t(i) * nv + j]);
+      preempted += pre[size_t(i) * nv + j] > 0 ? 1.0 / iters : 0.0;
+    }
     // mono's output is the result only for ag; rs/ar's partial product is not.
     const bool checkable = vs[j] != "mono" || a.op == Op::kAg;
     if (checkable && !a.check_all) once(vs[j], true, &wrong[j]);
     if (!checkable) wrong[j] = 0;
     MPI_Allreduce(MPI_IN_PLACE, &wrong[j], 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (me == 0) gemm::print_row("mpi", a, s, P, vs[j], iters, gemm::stats(times), checkable, wrong[j]);
+    if (me == 0) gemm::print_row("mpi", a, s, P, vs[j], iters, gemm::stats(times), preempted, checkable, wrong[j]);
     total_wrong += wrong[j];
   }
   return total_wrong ? 1 : 0;

@@ -3,14 +3,16 @@
 # CSV and plots:
 #   examples/gemm_overlap/run.sh [BUILD_DIR]        (default: build; needs the targets
 #                                                    gemm_overlap, gemm_overlap_mpi, symmem-run)
-# Environment: BUDGET seconds per variant and configuration (default 0.3; at least 5 timed
-# iterations each), OUT the docs directory (default docs/). A few minutes on a quiet 2-core VM.
+# Environment: BUDGET seconds per variant and configuration (default 0.3), MIN_ITERS timed
+# iterations at least (default 20), STAT the statistic of the page (min, the default, or
+# med), OUT the docs directory (default docs/). 2-3 minutes on a quiet 2-core VM.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 docs=${OUT:-$root/docs}
 budget=${BUDGET:-0.3}
+min_iters=${MIN_ITERS:-20}
 run=$build/tools/symmem-run/symmem-run
 prog=$build/examples/gemm_overlap/gemm_overlap
 mprog=$build/examples/gemm_overlap/gemm_overlap_mpi
@@ -25,13 +27,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$docs"
 csv=$docs/gemm-overlap.csv meta=$work/meta.txt raw=$work/raw.txt
-echo "impl,op,what,npes,m,n,k,tile,tiles,iters,med_ms,p10_ms,p90_ms,gflops_pe,check,wrong" >"$csv"
+echo "impl,op,what,npes,m,n,k,tile,tiles,iters,min_ms,med_ms,p10_ms,p90_ms,gflops_pe,preempted,check,wrong" >"$csv"
 {
   echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (with local changes)')"
   echo "cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, $(lscpu | sed -n 's/^L3 cache: *//p' | head -1) L3"
   echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
   echo "budget=$budget"
+  echo "min_iters=$min_iters"
   echo "command=examples/gemm_overlap/run.sh"
 } >"$meta"
 
@@ -39,7 +42,7 @@ step=0
 sym() {  # one gemm_overlap configuration on 2 PEs
   step=$((step + 1))
   echo "run.sh: [$step] symmem $*" >&2
-  "$run" -n 2 --timeout 600 "$prog" --no-header --budget "$budget" --warmup 2 "$@" >"$work/out" 2>"$work/err" || {
+  "$run" -n 2 --timeout 600 "$prog" --no-header --budget "$budget" --warmup 2 --min-iters "$min_iters" --iters 60 "$@" >"$work/out" 2>"$work/err" || {
     echo "run.sh: gemm_overlap $* failed:" >&2
     cat "$work/err" >&2
     exit 1
@@ -51,7 +54,7 @@ mpi() {  # the Open MPI baseline of one configuration
   [ $have_mpi = 1 ] || return 0
   step=$((step + 1))
   echo "run.sh: [$step] mpi $*" >&2
-  mpirun --allow-run-as-root -n 2 --bind-to core "$mprog" --no-header --budget "$budget" --warmup 2 "$@" \
+  mpirun --allow-run-as-root -n 2 --bind-to core "$mprog" --no-header --budget "$budget" --warmup 2 --min-iters "$min_iters" --iters 60 "$@" \
     >"$work/out" 2>"$work/err" || {
     echo "run.sh: gemm_overlap_mpi $* failed:" >&2
     cat "$work/err" >&2
@@ -60,30 +63,32 @@ mpi() {  # the Open MPI baseline of one configuration
   grep -v '^#' "$work/out" >>"$csv"
 }
 
-# 1. reduce-scatter and all-gather: the inner dimension (rs: K_loc = k/2) and the local
-#    output width (ag: N_loc = n/2) swept at m = n (or k) = 1024, tiles of 128 rows.
-for kl in 64 128 256 512 1024 2048; do
-  sym --op rs --m 1024 --n 1024 --k $((2 * kl)) --tile 128
-  mpi --op rs --m 1024 --n 1024 --k $((2 * kl)) --tile 128
+# Sizes keep one GEMM at 1-15 ms on this VM, so that some iterations run undisturbed on a
+# shared machine (the page uses the minimum; the CSV has the share of preempted iterations).
+# 1. reduce-scatter / all-reduce over the inner dimension K_loc = k/2, all-gather over the
+#    local output width N_loc = n/2; m = 512 rows, the other dimension 512, tiles of 64 rows.
+for kl in 32 64 128 256 512 1024 2048; do
+  sym --op rs --m 512 --n 512 --k $((2 * kl)) --tile 64
+  mpi --op rs --m 512 --n 512 --k $((2 * kl)) --tile 64
 done
-for nl in 64 128 256 512 1024 2048; do
-  sym --op ag --m 1024 --n $((2 * nl)) --k 1024 --tile 128
-  mpi --op ag --m 1024 --n $((2 * nl)) --k 1024 --tile 128
+for nl in 32 64 128 256 512 1024; do
+  sym --op ag --m 512 --n $((2 * nl)) --k 512 --tile 64
+  mpi --op ag --m 512 --n $((2 * nl)) --k 512 --tile 64
 done
 for kl in 64 256 1024; do
-  sym --op ar --m 1024 --n 1024 --k $((2 * kl)) --tile 128
-  mpi --op ar --m 1024 --n 1024 --k $((2 * kl)) --tile 128
+  sym --op ar --m 512 --n 512 --k $((2 * kl)) --tile 64
+  mpi --op ar --m 512 --n 512 --k $((2 * kl)) --tile 64
 done
-# 2. tile size at a shape where communication matters (rs, K_loc = 256)
-for tile in 16 32 64 256 512; do
-  sym --op rs --m 1024 --n 1024 --k 512 --tile $tile --variant mono,tiled,bulk,push,pull,store
+# 2. tile size where communication matters (rs, K_loc = 256)
+for tile in 8 16 32 128 256; do
+  sym --op rs --m 512 --n 512 --k 512 --tile $tile --variant mono,tiled,bulk,push,pull,store
 done
 # 3. the two-stage pipeline, 1 to 32 tiles
 for tile in 1024 512 256 128 64 32; do
-  sym --op pipe --m 1024 --n 512 --k 512 --tile $tile
+  sym --op pipe --m 1024 --n 256 --k 256 --tile $tile
 done
 echo "load_after=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$meta"
 sort -u "$raw" >>"$meta"
 cp "$meta" "$docs/gemm-overlap.meta"
-/usr/bin/python3 "$here/report.py" --csv "$csv" --meta "$meta" --out "$docs"
+/usr/bin/python3 "$here/report.py" --csv "$csv" --meta "$meta" --out "$docs" --stat "${STAT:-min}"
 echo "run.sh: wrote $docs/gemm-overlap.md" >&2
