@@ -11,6 +11,7 @@ import shutil
 from collections import OrderedDict
 
 FUSED = ["push", "pull", "store"]
+COLOR = {"tiled": "C0", "bulk": "C1", "push": "C2", "pull": "C3", "store": "C4"}
 S = "min_ms"  # the statistic the page uses (--stat)
 MAIN_TILE = 0  # the tile of the K_loc / N_loc sweeps
 MIN_EXPOSED = 0.05  # hidden fractions only where bulk exceeds mono by this share
@@ -115,6 +116,7 @@ def main():
     for n in notes:
         w(f"- {n}")
     w(f"- load average (1, 5, 15 min) before: {meta.get('load_before', '?')}, after: {meta.get('load_after', '?')}")
+    w(f"- priority of the PEs: {meta.get('priority', '?')}")
     w(f"- results checked: {checked} rows equal to the reference, {len(bad)} wrong"
       + ("" if not bad else " (" + ", ".join(f"{r['impl']} {r['op']} {r['what']}" for r in bad) + ")"))
     w("")
@@ -135,6 +137,14 @@ def main():
     # ---------------------------------------------------------------- targets
     w("## Targets")
     w("")
+    pre = sorted(r["preempted"] for r in rows if r["impl"] == "symmem")
+    if pre and pre[len(pre) // 2] > 0.25:
+        w(f"**This run was disturbed**: in half of the rows more than {frac(pre[len(pre) // 2])} of the timed")
+        w("iterations had a PE preempted by another process (load above). A preempted PE stops its")
+        w("half of every fused variant, so overlap and zero-copy gains read as noise or worse; the")
+        w("verdicts below describe this run more than the code: rerun `run.sh` on a quiet machine, or")
+        w("with `RT=1` (see the top of run.sh).")
+        w("")
     rs_keys = sorted((k for k in sym if k[0] == "rs" and k[4] == MAIN_TILE), key=lambda k: k[3])
     if rs_keys:
         big = [k for k in rs_keys if k[3] // 2 >= 1024]
@@ -255,7 +265,7 @@ def main():
             xs = [dim(k) for k in keys]
             ax = axes[0][col]
             for v in ["tiled", "bulk"] + FUSED:
-                ax.plot(xs, [sym[k][v][S] / sym[k]["mono"][S] for k in keys], marker="o", label=v)
+                ax.plot(xs, [sym[k][v][S] / sym[k]["mono"][S] for k in keys], marker="o", label=v, color=COLOR[v])
             mk = [k for k in keys if k in mpi and "bulk" in mpi[k]]
             if mk:
                 ax.plot([dim(k) for k in mk], [mpi[k]["bulk"][S] / mpi[k]["mono"][S] for k in mk],
@@ -268,7 +278,7 @@ def main():
             ax = axes[1][col]
             for v in FUSED:
                 ax.plot(xs, [hidden(sym[k][v][S], sym[k]["bulk"][S], sym[k]["mono"][S]) for k in keys],
-                        marker="o", label=v)
+                        marker="o", label=v, color=COLOR[v])
             ax.axhline(1.0, color="gray", linewidth=1)
             ax.axhline(0.0, color="gray", linewidth=1)
             ax.set_xscale("log", base=2)
@@ -285,7 +295,7 @@ def main():
             ax = axes[0]
             xs = [k[4] for k in tkeys]
             for v in ["tiled", "bulk"] + FUSED:
-                ax.plot(xs, [sym[k][v][S] / sym[k]["mono"][S] for k in tkeys], marker="o", label=v)
+                ax.plot(xs, [sym[k][v][S] / sym[k]["mono"][S] for k in tkeys], marker="o", label=v, color=COLOR[v])
             ax.axhline(1.0, color="gray", linewidth=1)
             ax.set_xscale("log", base=2)
             ax.set_xlabel("tile rows")
@@ -295,7 +305,7 @@ def main():
             ax = axes[1]
             xs = [k[1] // k[4] for k in pipe_keys]
             for v in ["bulk"] + FUSED:
-                ax.plot(xs, [sym[k][v][S] / sym[k]["mono"][S] for k in pipe_keys], marker="o", label=v)
+                ax.plot(xs, [sym[k][v][S] / sym[k]["mono"][S] for k in pipe_keys], marker="o", label=v, color=COLOR[v])
             ax.plot(xs, [1 + 1 / x for x in xs], linestyle=":", color="black", label="ideal 1 + 1/tiles")
             ax.axhline(1.0, color="gray", linewidth=1)
             ax.set_xscale("log", base=2)
