@@ -317,14 +317,13 @@ struct Bench {
     const long din = me == 0 ? a.k : n;
     const bool first = me == 0, last = me == P - 1;
     const float* in = first ? X.data() : Hin.data();
-    auto stage_rows = [&](const float* x, long row0, long rows, float* out) {
+    auto stage_rows = [&](const float* x, long rows, float* out) {  // my stage of `rows` rows of x
       gemm::sgemm(x, din, W.data(), n, out, n, rows, n, din, 0);
       if (!last) gemm::relu6(out, size_t(rows * n));
-      (void)row0;
     };
-    if (v == "mono") return stage_rows(in, 0, a.m, Hout.data());
+    if (v == "mono") return stage_rows(in, a.m, Hout.data());
     if (v == "tiled") {
-      for (long r = 0; r < a.m; r += tl) stage_rows(in + r * din, r, tl, Hout.data() + r * n);
+      for (long r = 0; r < a.m; r += tl) stage_rows(in + r * din, tl, Hout.data() + r * n);
       return;
     }
     if (v == "comm") {
@@ -334,7 +333,7 @@ struct Bench {
     }
     if (v == "bulk") {
       if (!first) await(sa(0, 0));
-      stage_rows(in, 0, a.m, Hout.data());
+      stage_rows(in, a.m, Hout.data());
       if (!last) rt.put_signal(Hin.data(), Hout.data(), size_t(a.m * n), sa(0, 0), ep, SignalOp::kSet, me + 1);
       return;
     }
@@ -343,16 +342,16 @@ struct Bench {
       const size_t off = size_t(r * n);
       if (!first) await(sa(0, t));
       if (v == "push") {
-        stage_rows(in + r * din, r, tl, Hout.data() + off);
+        stage_rows(in + r * din, tl, Hout.data() + off);
         if (!last)
           rt.put_signal(Hin.data() + off, Hout.data() + off, size_t(tl * n), sa(0, t), ep, SignalOp::kSet, me + 1);
       } else if (v == "pull") {  // read the previous stage's tile where it was computed
         const float* x = first ? X.data() + r * din : Houtr[size_t(me - 1)] + off;
-        stage_rows(x, r, tl, Hout.data() + off);
+        stage_rows(x, tl, Hout.data() + off);
         if (!last) notify(sa(0, t), me + 1);
       } else {  // store: write my tile straight into the next stage's input
         float* out = last ? Hout.data() + off : Hinr[size_t(me + 1)] + off;
-        stage_rows(in + r * din, r, tl, out);
+        stage_rows(in + r * din, tl, out);
         if (!last) notify(sa(0, t), me + 1);
       }
     }

@@ -129,6 +129,7 @@ def main():
     w("*hidden* = (bulk − variant) / (bulk − mono), the share of the bulk baseline's exposed")
     w("communication (bulk − mono) that the variant removes: 100% = none left, negative = worse")
     w(f"than bulk, — where bulk is within {100 * MIN_EXPOSED:.0f}% of mono (nothing to hide, the ratio is noise);")
+    w("above 100% the variant beats the monolithic GEMM itself (its tiles ran faster than one call);")
     w("*decomp.* = tiled / mono − 1, what cutting the GEMM into tiles costs before any communication;")
     w("*preempted*: the largest share, over the row's variants, of timed iterations in which a PE was")
     w("preempted by another process (involuntary context switches, getrusage).")
@@ -156,8 +157,19 @@ def main():
                 lines.append(f"K_loc {k[3] // 2}: {pct(r)}")
         if lines:
             worst = max(sym[k]["store"][S] / sym[k]["mono"][S] - 1 for k in big if "store" in sym[k])
-            w(f"- `rs store` within 3% of the monolithic GEMM at the large sizes: {'met' if worst <= 0.03 else 'not met'}"
-              f" ({'; '.join(lines)}).")
+            verdict = "met" if worst <= 0.03 else "not met"
+            # the same at the largest K_loc with every tile size measured there
+            kmax = max(k[3] for k in big)
+            by_tile = sorted((k for k in sym if k[0] == "rs" and k[3] == kmax and "store" in sym[k]), key=lambda k: k[4])
+            r_t = [(k[4], sym[k]["store"][S] / sym[k]["mono"][S] - 1) for k in by_tile]
+            if verdict == "not met":
+                ok_from = [t for t, _ in r_t if all(r <= 0.03 for t2, r in r_t if t2 >= t)]
+                if ok_from:
+                    verdict = f"not met with {MAIN_TILE}-row tiles; met with tiles of {min(ok_from)} rows or more"
+            w(f"- `rs store` within 3% of the monolithic GEMM at the large sizes: {verdict}"
+              f" ({'; '.join(lines)} with {MAIN_TILE}-row tiles"
+              + (f"; at K_loc {kmax // 2} by tile rows: " + ", ".join(f"{t}: {pct(r)}" for t, r in r_t) if len(r_t) > 1 else "")
+              + ").")
     pipe_keys = sorted((k for k in sym if k[0] == "pipe"), key=lambda k: k[1] // k[4])
     if pipe_keys:
         parts, ok = [], True
@@ -166,12 +178,11 @@ def main():
             nt = k[1] // k[4]
             if nt < 8 or "bulk" not in d:
                 continue
-            best = min(FUSED, key=lambda v: d[v][S] if v in d else 1e30)
-            sp = d["bulk"][S] / d[best][S]
-            ok = ok and sp >= 1.5
-            parts.append(f"{nt} tiles: {sp:.2f}× ({best})")
+            sps = {v: d["bulk"][S] / d[v][S] for v in FUSED if v in d}
+            ok = ok and max(sps.values()) >= 1.5
+            parts.append(f"{nt} tiles: " + ", ".join(f"{v} {sp:.2f}×" for v, sp in sps.items()))
         if parts:
-            w(f"- `pipe` at least 1.5× faster than bulk with 8 or more tiles: {'met' if ok else 'not met'}"
+            w(f"- `pipe` at least 1.5× faster than bulk with 8 or more tiles (by its best variant): {'met' if ok else 'not met'}"
               f" ({'; '.join(parts)}).")
     w("")
 
@@ -218,8 +229,13 @@ def main():
     w("")
     sweep_table("ar", "K_loc", lambda k: k[3] // 2)
 
-    tkeys = sorted((k for k in sym if k[0] == "rs" and k[3] == 512), key=lambda k: k[4])
-    if tkeys:
+    # tile sweeps: every rs inner dimension measured with 3 or more tile sizes
+    tsweeps = []
+    for kk in sorted({k[3] for k in sym if k[0] == "rs"}):
+        ks = sorted((k for k in sym if k[0] == "rs" and k[3] == kk), key=lambda k: k[4])
+        if len({k[4] for k in ks}) >= 3:
+            tsweeps.append(ks)
+    for tkeys in tsweeps:
         w(f"## Tile size (rs, K_loc = {tkeys[0][3] // 2}, m = {tkeys[0][1]}, n = {tkeys[0][2]})")
         w("")
         w("| tile rows | tiles per PE | decomp. | bulk ×mono | push ×mono | pull ×mono | store ×mono | hidden push / pull / store |")
@@ -290,19 +306,20 @@ def main():
         fig.tight_layout()
         fig.savefig(os.path.join(args.out, "gemm_overlap_sweep.png"), dpi=80)
         plt.close(fig)
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-        if tkeys:
-            ax = axes[0]
+        fig, axes = plt.subplots(1, len(tsweeps) + 1, figsize=(5.5 * (len(tsweeps) + 1), 4), squeeze=False)
+        axes = axes[0]
+        for i, tkeys in enumerate(tsweeps):
+            ax = axes[i]
             xs = [k[4] for k in tkeys]
             for v in ["tiled", "bulk"] + FUSED:
                 ax.plot(xs, [sym[k][v][S] / sym[k]["mono"][S] for k in tkeys], marker="o", label=v, color=COLOR[v])
             ax.axhline(1.0, color="gray", linewidth=1)
             ax.set_xscale("log", base=2)
             ax.set_xlabel("tile rows")
-            ax.set_title("rs, K_loc 256: time / monolithic GEMM")
+            ax.set_title(f"rs, K_loc {tkeys[0][3] // 2}: time / monolithic GEMM")
             ax.legend(fontsize=8)
         if pipe_keys:
-            ax = axes[1]
+            ax = axes[-1]
             xs = [k[1] // k[4] for k in pipe_keys]
             for v in ["bulk"] + FUSED:
                 ax.plot(xs, [sym[k][v][S] / sym[k]["mono"][S] for k in pipe_keys], marker="o", label=v, color=COLOR[v])

@@ -95,9 +95,12 @@ for kl in 64 256 1024; do
   sym --op ar --m 512 --n 512 --k $((2 * kl)) --tile 128
   mpi --op ar --m 512 --n 512 --k $((2 * kl)) --tile 128
 done
-# 2. tile size where communication matters (rs, K_loc = 256)
+# 2. tile size where communication matters (rs, K_loc = 256) and where it does not (2048)
 for tile in 8 16 32 64 256; do
   sym --op rs --m 512 --n 512 --k 512 --tile $tile --variant mono,tiled,bulk,push,pull,store
+done
+for tile in 32 64 256; do
+  sym --op rs --m 512 --n 512 --k 4096 --tile $tile --variant mono,tiled,bulk,push,pull,store
 done
 # 3. the two-stage pipeline, 1 to 32 tiles
 for tile in 1024 512 256 128 64 32; do
