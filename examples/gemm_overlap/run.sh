@@ -39,7 +39,7 @@ echo "impl,op,what,npes,m,n,k,tile,tiles,iters,min_ms,med_ms,p10_ms,p90_ms,gflop
   echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
   echo "budget=$budget"
   echo "min_iters=$min_iters"
-  echo "command=examples/gemm_overlap/run.sh"
+  echo "command=${RT:+RT=$RT }examples/gemm_overlap/run.sh"
 } >"$meta"
 
 rt=()
