@@ -545,9 +545,8 @@ int run_main(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return run_main(argc, argv);
-  } catch (const symmem::Error& e) {  // e.g. init failed on every PE: one line, from the launcher's PE 0
-    const char* rank = std::getenv("SYMMEM_RANK");
-    if (!rank || std::string(rank) == "0") std::fprintf(stderr, "gemm_overlap: %s\n", e.what());
+  } catch (const symmem::Error& e) {  // init failed: every PE says why (the launcher may stop the others first)
+    std::fprintf(stderr, "gemm_overlap: %s\n", e.what());
     return 3;
   }
 }
