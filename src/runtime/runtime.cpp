@@ -347,6 +347,8 @@ void Runtime::Impl::global_exit(int status) {
 void Runtime::Impl::end_job(JobFailure::Kind kind, int status, const std::string& reason) {
   // Flush first: once the job is failing the launcher or the others may end this PE too.
   std::fflush(nullptr);
+  // symmem-run watches this key and ends every PE of the job with `status`.
+  if (store_) (void)store_->set(kGlobalExitKey, std::to_string(status) + " " + std::to_string(rank_));
   if (live_) {
     JobFailure f;
     f.pe = rank_;
@@ -356,8 +358,6 @@ void Runtime::Impl::end_job(JobFailure::Kind kind, int status, const std::string
     f.reason = reason;
     live_->raise(f);
   }
-  // symmem-run watches this key and ends every PE of the job with `status`.
-  if (store_) (void)store_->set(kGlobalExitKey, std::to_string(status) + " " + std::to_string(rank_));
   _exit(status);
 }
 
