@@ -118,6 +118,7 @@ def fails_at(out):
 
 def check_ended(out, ended, what):
     late = ended - fails_at(out)
+    print("%s: ended %.2f s after the victim's failure" % (what, late))
     check(late < END_WITHIN, "%s ended %.1f s after the victim's failure (limit %d s):\n%s" %
           (what, late, END_WITHIN, out))
 
