@@ -4,6 +4,7 @@
 // wire.hpp; all byte I/O goes through Channel.
 #include "bootstrap/tcp_store.hpp"
 
+#include <fcntl.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <poll.h>
@@ -790,6 +791,13 @@ class ClientImpl final : public TcpStoreClient {
   }
 
   void cancel_watch() override { ::shutdown(ch_->fd(), SHUT_RDWR); }
+
+  void release_in_child() override {
+    int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd < 0) return;
+    ::dup3(null_fd, ch_->fd(), O_CLOEXEC);
+    ::close(null_fd);
+  }
 
  private:
   // One request, one response (its payload); an empty frame only receives (the second

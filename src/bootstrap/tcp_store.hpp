@@ -54,6 +54,10 @@ class TcpStoreClient : public Store {
   // From any thread: makes wait_watch() return (shuts the socket down, so the store sees
   // the connection close).
   virtual void cancel_watch() = 0;
+  // In a child forked by this process: lets go of the child's copy of the socket (the
+  // descriptor then refers to /dev/null), so that the connection still closes when the
+  // parent dies. Touches nothing else.
+  virtual void release_in_child() = 0;
 };
 
 }  // namespace symmem

@@ -629,6 +629,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
     lp.where = pe_where_;
     lp.keys = inst + "/live/";
     lp.store_url = plan.store->to_url();
+    lp.hosted = hosted_store_.get();
     auto l = Liveness::start(std::move(lp), *store_, *plan.store, plan.sec, cfg_.init_timeout);
     if (!l.ok()) init_failed(l.status().code(), "cannot watch the job's store: " + l.status().message());
     live_ = std::move(l).value();

@@ -1,6 +1,7 @@
 // Job liveness (liveness.hpp): the failure record, the watching thread, the one line.
 #include "runtime/liveness.hpp"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -128,6 +129,7 @@ Result<std::unique_ptr<Liveness>> Liveness::start(Params p, Store& store, const 
     std::lock_guard<std::mutex> lk(g_mu);
     g_live.push_back(l.get());
     if (g_registered_pid != ::getpid()) {  // once per process (a forked child registers its own)
+      if (g_registered_pid == 0) ::pthread_atfork(nullptr, nullptr, &Liveness::in_child);
       g_registered_pid = ::getpid();
       ::on_exit(&Liveness::at_exit, nullptr);
     }
@@ -201,6 +203,13 @@ void Liveness::end(const JobFailure& f) {
     for (;;) ::pause();
   log_pe(LogLevel::kError, p_.rank, "ending this PE: the job is failing: %s", f.describe().c_str());
   std::fflush(nullptr);
+  if (p_.hosted) {
+    // The store sends the record to every watcher from its own thread: this process may
+    // have heard it first. Ending now would take the store down before the others hear,
+    // and they would report a lost store instead; wait until they have gone (at most 1 s;
+    // this PE's own two connections stay).
+    for (int t = 0; t < 100 && p_.hosted->connections() > 2; ++t) sleep_ms(10);
+  }
   ::_exit(f.exit_code());
 }
 
@@ -219,6 +228,12 @@ void Liveness::watch_loop() {
   }
   if (!grace(f)) return;
   end(f);
+}
+
+// A forked child (a helper process, a subprocess before its exec) must not keep the
+// parent's watch connection open after the parent dies, nor report its own exit.
+void Liveness::in_child() {
+  for (Liveness* l : g_live) l->watch_->release_in_child();  // the child has one thread: no lock
 }
 
 void Liveness::at_exit(int status, void*) {

@@ -67,6 +67,9 @@ class Liveness {
     std::vector<std::string> where;                  // "host:pid" of every PE
     std::string keys;                                // store key prefix of this init ("init/i0/e1/live/")
     std::string store_url;
+    // This PE's process hosts the store: it lets the others hear of the failure from it
+    // before it ends (the store goes with it).
+    TcpStoreServer* hosted = nullptr;
   };
   // Opens the watch connection and registers it with the store (so a death from now on is
   // seen), then starts the watching thread. `store` (the PE's ordinary connection) is used
@@ -99,6 +102,7 @@ class Liveness {
   // the PE that failed first); false when this PE left or is exiting meanwhile.
   bool grace(const JobFailure& f);
   static void at_exit(int status, void* arg);
+  static void in_child();
 
   Params p_;
   Store& store_;

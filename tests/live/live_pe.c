@@ -2,13 +2,13 @@
  * in waits of every kind, and the job must end by itself, whatever started it.
  *
  *   live_pe ok
- *   live_pe badarg|kill|global_exit <victim> <waits> [code]
+ *   live_pe badarg|kill|kill_forked|global_exit <victim> <waits> [code]
  *
  * <waits> is a comma list of barrier, wait_until, signal, lock, coll: the i-th PE other than
  * the victim blocks in the i-th (cyclically). The victim takes the lock, meets the others in
  * a barrier, gives them time to fall asleep in their waits, prints "live_pe: PE v fails at
  * <unix time>", then: badarg puts to PE n_pes (an error that ends the job), kill sends
- * itself SIGKILL, global_exit calls shmem_global_exit(code). Nothing is meant to return.
+ * itself SIGKILL (kill_forked after forking a child that sleeps), global_exit calls shmem_global_exit(code). Nothing is meant to return.
  *
  * Started with SHMEMX_INIT_WITH_UNIQUEID when LIVE_UID_FILE is set (by hand: LIVE_RANK,
  * LIVE_NPES; PE 0 creates the id and writes it to the file), else with shmem_init. */
@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -104,6 +105,33 @@ int main(int argc, char** argv) {
     fflush(stderr);
     if (strcmp(mode, "badarg") == 0) shmem_putmem(dst, src, sizeof src, n);
     else if (strcmp(mode, "kill") == 0) raise(SIGKILL);
+    else if (strcmp(mode, "kill_forked") == 0) {
+      /* A child that outlives us a while holds copies of our sockets: the store must still
+       * see this PE's watch connection close. */
+      int ready[2];
+      if (pipe(ready) != 0) return 5;
+      pid_t parent = getpid(), child = fork();
+      if (child == 0) {
+        /* It outlives us (the test kills it; at most 20 s), holding none of our output
+         * pipes; its pid goes to $LIVE_CHILD_FILE. */
+        (void)parent;
+        int null_fd = open("/dev/null", O_WRONLY);
+        dup2(null_fd, 1);
+        dup2(null_fd, 2);
+        const char* path = getenv("LIVE_CHILD_FILE");
+        FILE* f = path ? fopen(path, "w") : NULL;
+        if (f) {
+          fprintf(f, "%d\n", (int)getpid());
+          fclose(f);
+        }
+        if (write(ready[1], "", 1) != 1) _exit(1);
+        sleep(20);
+        _exit(0);
+      }
+      char c;
+      if (child < 0 || read(ready[0], &c, 1) != 1) return 5;
+      raise(SIGKILL);
+    }
     else if (strcmp(mode, "global_exit") == 0) shmem_global_exit(code);
     fprintf(stderr, "live_pe: PE %d is still running after '%s'\n", me, mode);
     return 3;

@@ -98,6 +98,8 @@ CASES = {
     "kill": (2, "barrier,wait_until,signal", r"PE 2 \(\S+\) is gone: its connection to the job's store closed",
              -9, 1),
     "kill_host": (0, "lock,coll,signal", r"lost the connection to the job's store, hosted by PE 0 \(\S+\)", -9, 1),
+    "kill_forked": (3, "signal,barrier,coll", r"PE 3 \(\S+\) is gone: its connection to the job's store closed",
+                    -9, 1),
     "global_exit": (1, "coll,signal,lock", r"PE 1 \(\S+\) called shmem_global_exit\(9\)", 9, 9),
 }
 FAILING = "ending this PE: the job is failing: "
@@ -199,10 +201,12 @@ def by_hand(mode, env_for):
     return results, time.time()
 
 
-def hand_case(mode, env_for, what):
+def hand_case(mode, env_for, what, before_leftovers=None):
     results, ended = by_hand(mode, env_for)
     out = "".join("[PE %d exited %d]\n%s" % (r, rc, o) for r, (rc, o) in enumerate(results))
     print("--- %s %s\n%s" % (what, mode, out))
+    if before_leftovers:
+        check(before_leftovers(), "%s %s: the victim's child was not alive after the job" % (what, mode))
     check_no_leftovers(what)
     if mode == "ok":
         check(all(rc == 0 for rc, _ in results), "%s ok: a PE failed" % what)
@@ -243,6 +247,31 @@ def test_hand_kill():
 
 def test_hand_kill_store_host():
     hand("kill_host")
+
+
+def test_hand_kill_with_child():
+    """The victim forked a child that lives on with copies of its sockets: its death is
+    still seen at once (the child lets go of the watch connection when forked)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        child_file = os.path.join(tmp, "child")
+        env_for = lambda r: dict(uid_env(tmp)(r), LIVE_CHILD_FILE=child_file)
+        try:
+            hand_case("kill_forked", env_for, "by hand (unique id)", before_leftovers=lambda: end_child(child_file))
+        finally:
+            end_child(child_file)
+
+
+def end_child(path):
+    try:
+        with open(path) as f:
+            pid = int(f.read())
+    except (OSError, ValueError):
+        return False
+    try:
+        os.kill(pid, signal.SIGKILL)
+        return True
+    except OSError:
+        return False
 
 
 def test_hand_global_exit():
