@@ -390,6 +390,10 @@ void Runtime::Impl::linger_as_store_host() {
   if (!rendezvous_file_.empty()) ::unlink(rendezvous_file_.c_str());
   rendezvous_file_.clear();
   if (!hosted_store_) return;
+  if (live_) {  // the ready barrier failed: the others report their own view, not this PE's end
+    live_->leave();
+    live_.reset();
+  }
   epoch_store_.reset();
   store_.reset();
   Deadline d = deadline_after(3.0);
