@@ -25,6 +25,8 @@ class Store {
   // Non-blocking: which of `keys` exist now (one bool per key).
   virtual Result<std::vector<bool>> check(const std::vector<std::string>& keys) = 0;
   virtual Status erase(const std::string& key) = 0;
+  // Sets key to value unless it exists; returns the value stored now (the first writer's).
+  virtual Result<std::string> create(const std::string& key, const std::string& value) = 0;
 };
 
 // Namespaces every key as "<prefix>/<key>" on an underlying store it does not own.
@@ -37,6 +39,9 @@ class PrefixStore final : public Store {
   Result<int64_t> add(const std::string& k, int64_t d) override { return base_.add(prefix_ + k, d); }
   Result<std::vector<bool>> check(const std::vector<std::string>& keys) override;
   Status erase(const std::string& k) override { return base_.erase(prefix_ + k); }
+  Result<std::string> create(const std::string& k, const std::string& v) override {
+    return base_.create(prefix_ + k, v);
+  }
 
  private:
   std::vector<std::string> prefixed(const std::vector<std::string>& keys) const;

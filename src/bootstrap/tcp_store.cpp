@@ -4,6 +4,7 @@
 // wire.hpp; all byte I/O goes through Channel.
 #include "bootstrap/tcp_store.hpp"
 
+#include <fcntl.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <poll.h>
@@ -119,6 +120,10 @@ class ServerImpl final : public TcpStoreServer {
     int rank = -1;
     Deadline hello_deadline;
     uint64_t pending = 0;  // id of the request it is blocked in, 0 = none
+    // A liveness watch (kWatch): when the connection ends while left_key is absent, the
+    // server creates watch_key = on_drop.
+    bool watching = false;
+    std::string watch_key, left_key, on_drop;
     size_t unsent() const { return out.size() - out_pos; }
     std::string who() const {
       return rank >= 0 ? ch->peer() + " (rank " + std::to_string(rank) + ")" : ch->peer();
@@ -144,6 +149,8 @@ class ServerImpl final : public TcpStoreServer {
   void reply_error(Conn& c, Errc code, const std::string& msg);
   void start_pending(uint64_t id, Conn& c, bool is_get, std::vector<std::string> keys, uint64_t ms);
   void notify(const std::string& key);
+  // kCreate: sets key unless it exists; the value stored now.
+  const std::string& create(const std::string& key, const std::string& value);
   void recount(uint64_t pid);
   void finish_pending(uint64_t pid, bool timed_out);
   void drop_pending(uint64_t pid);
@@ -200,7 +207,7 @@ void ServerImpl::run() {
       ids.push_back(id);
     }
     // Records TLS already decrypted do not make the socket readable: read them now.
-    int n = ::poll(fds.data(), fds.size(), buffered ? 0 : poll_ms_until(wake));
+    int n = ::poll(fds.data(), fds.size(), buffered || !ready_.empty() ? 0 : poll_ms_until(wake));
     if (n < 0) {
       if (errno == EINTR) continue;
       SYMMEM_LOG(kError, "store: poll failed: %s; the store stops serving", std::strerror(errno));
@@ -527,6 +534,28 @@ void ServerImpl::handle_frame(uint64_t id, Conn& c, const char* p, size_t n) {
       reply(c, wire::Writer(Op::kOk).frame());
       return;
     }
+    case Op::kCreate: {
+      std::string key = r.str();
+      std::string value = r.str();
+      if (!r.at_end()) return malformed();
+      reply(c, wire::Writer(Op::kValue).str(create(key, value)).frame());
+      return;
+    }
+    case Op::kWatch: {
+      std::string key = r.str();
+      std::string left = r.str();
+      std::string drop = r.str();
+      if (!r.at_end() || c.watching) return malformed();
+      c.watching = true;
+      c.watch_key = key;
+      c.left_key = std::move(left);
+      c.on_drop = std::move(drop);
+      reply(c, wire::Writer(Op::kOk).frame());
+      auto it = kv_.find(key);
+      if (it != kv_.end()) reply(c, wire::Writer(Op::kValue).str(it->second).frame());
+      else start_pending(id, c, true, {std::move(key)}, ~uint64_t(0) >> 1);  // never times out
+      return;
+    }
     default:
       protocol_violation(c, "unknown request op " + std::to_string(int(op)));
       return;
@@ -548,6 +577,12 @@ void ServerImpl::start_pending(uint64_t id, Conn& c, bool is_get, std::vector<st
 
 // Counts the keys of a pending request that are still absent and waits on each of them;
 // when none is absent, the request is answered.
+const std::string& ServerImpl::create(const std::string& key, const std::string& value) {
+  auto [it, added] = kv_.try_emplace(key, value);
+  if (added) notify(it->first);
+  return it->second;
+}
+
 void ServerImpl::recount(uint64_t pid) {
   Pending& p = pending_.at(pid);
   p.missing = 0;
@@ -620,15 +655,22 @@ void ServerImpl::expire(Deadline now) {
 }
 
 void ServerImpl::reap() {
+  std::vector<std::pair<std::string, std::string>> dropped;  // watches whose PE left without saying so
   for (auto it = conns_.begin(); it != conns_.end();) {
     if (!it->second->dead) {
       ++it;
       continue;
     }
-    if (it->second->pending) drop_pending(it->second->pending);
+    Conn& c = *it->second;
+    if (c.pending) drop_pending(c.pending);
+    if (c.watching && !kv_.count(c.left_key)) {
+      SYMMEM_LOG(kDebug, "store: the watch of %s ended before it left: '%s'", c.who().c_str(), c.on_drop.c_str());
+      dropped.emplace_back(std::move(c.watch_key), std::move(c.on_drop));
+    }
     it = conns_.erase(it);
   }
   nconns_.store(static_cast<int>(conns_.size()));
+  for (auto& [key, value] : dropped) create(key, value);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -727,19 +769,50 @@ class ClientImpl final : public TcpStoreClient {
     return expect_ok(resp, what);
   }
 
+  Result<std::string> create(const std::string& key, const std::string& value) override {
+    std::string what = "create '" + key + "'";
+    SYMMEM_ASSIGN_OR_RETURN(std::string resp,
+                            call(wire::Writer(Op::kCreate).str(key).str(value).frame(), kRequestTimeoutS, what));
+    return expect_value(resp, what);
+  }
+
+  Status watch(const std::string& key, const std::string& left_key, const std::string& on_drop) override {
+    std::string what = "watch '" + key + "'";
+    SYMMEM_ASSIGN_OR_RETURN(
+        std::string resp,
+        call(wire::Writer(Op::kWatch).str(key).str(left_key).str(on_drop).frame(), kRequestTimeoutS, what));
+    return expect_ok(resp, what);
+  }
+
+  Result<std::string> wait_watch() override {
+    std::string what = "wait for the watched key";
+    SYMMEM_ASSIGN_OR_RETURN(std::string resp, call({}, 1e12, what));
+    return expect_value(resp, what);
+  }
+
+  void cancel_watch() override { ::shutdown(ch_->fd(), SHUT_RDWR); }
+
+  void release_in_child() override {
+    int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd < 0) return;
+    ::dup3(null_fd, ch_->fd(), O_CLOEXEC);
+    ::close(null_fd);
+  }
+
  private:
-  // One request, one response (its payload). A failure in the middle leaves the stream
-  // out of step, so it poisons the connection for later calls.
+  // One request, one response (its payload); an empty frame only receives (the second
+  // answer of a watch). A failure in the middle leaves the stream out of step, so it
+  // poisons the connection for later calls.
   Result<std::string> call(std::string frame, double timeout_s, const std::string& what) {
     std::lock_guard<std::mutex> lk(mu_);
     if (!broken_.ok())
       return Status(broken_.code(), "store at " + url_ + ": cannot " + what +
                                         ": the connection failed earlier: " + broken_.message());
-    if (frame.size() - wire::kHeaderSize > wire::kMaxFrame)
+    if (frame.size() > wire::kHeaderSize + wire::kMaxFrame)
       return Status(Errc::kInvalidArgument, "store at " + url_ + ": " + what + ": request of " +
                                                 std::to_string(frame.size()) + " bytes exceeds the frame limit");
     Deadline d = deadline_after(timeout_s);
-    Status st = ch_->send_all(frame.data(), frame.size(), d);
+    Status st = frame.empty() ? Status() : ch_->send_all(frame.data(), frame.size(), d);
     char hdr[wire::kHeaderSize];
     if (st.ok()) st = ch_->recv_all(hdr, sizeof(hdr), d);
     std::string payload;
@@ -758,6 +831,18 @@ class ClientImpl final : public TcpStoreClient {
       return Status(st.code(), "store at " + url_ + ": " + what + ": " + st.message());
     }
     return payload;
+  }
+
+  Result<std::string> expect_value(const std::string& resp, const std::string& what) {
+    wire::Reader r(resp.data(), resp.size());
+    Op op = static_cast<Op>(r.u8());
+    if (op == Op::kValue) {
+      std::string v = r.str();
+      if (r.at_end()) return v;
+    } else if (op == Op::kError) {
+      return remote_error(r, what);
+    }
+    return bad_response(what);
   }
 
   Status expect_ok(const std::string& resp, const std::string& what) {

@@ -43,6 +43,21 @@ class TcpStoreClient : public Store {
   // the security mode asks for. `rank` is for messages only.
   static Result<std::unique_ptr<TcpStoreClient>> connect(const StoreAddress& addr, const StoreSecurity& security,
                                                          int rank, double timeout_s);
+  // Liveness, on a connection used for nothing else: registers this connection as a watch
+  // of `key` (wire.hpp, kWatch) and returns once the store has it. If this connection
+  // closes (the process ended) while `left_key` does not exist, the store creates `key` =
+  // `on_drop`, which every other watch of `key` receives.
+  virtual Status watch(const std::string& key, const std::string& left_key, const std::string& on_drop) = 0;
+  // Blocks until the watched key exists and returns its value; an error when the
+  // connection ends first (the store is gone) or cancel_watch() was called.
+  virtual Result<std::string> wait_watch() = 0;
+  // From any thread: makes wait_watch() return (shuts the socket down, so the store sees
+  // the connection close).
+  virtual void cancel_watch() = 0;
+  // In a child forked by this process: lets go of the child's copy of the socket (the
+  // descriptor then refers to /dev/null), so that the connection still closes when the
+  // parent dies. Touches nothing else.
+  virtual void release_in_child() = 0;
 };
 
 }  // namespace symmem

@@ -16,8 +16,14 @@
 //   kAdd(str key, i64 delta)             -> kInt(i64 new value)
 //   kCheck(u32 n, str key...)            -> kBools(u32 n, u8...)
 //   kErase(str key)                      -> kOk
+//   kCreate(str key, str value)          -> kValue(str value now stored: ours unless it existed)
+//   kWatch(str key, str left, str drop)  -> kOk, later kValue(str value of key)
 //   any                                  -> kError(u8 Errc, str message)
 //
+// kWatch is a dead man's switch for liveness (a connection of its own, one per PE): the
+// server answers kOk at once, then kValue once `key` exists; if the connection closes while
+// `left` does not exist, the server creates `key` = `drop` (kCreate semantics), which
+// answers every other watch of that key.
 // The server is the one that times out kGet / kWait (so a waiting client costs it no
 // thread); the client only adds a grace period in case the server itself is gone.
 #pragma once
@@ -45,6 +51,8 @@ enum class Op : uint8_t {
   kAdd,
   kCheck,
   kErase,
+  kCreate,
+  kWatch,
   kOk = 0x80,
   kRefused,
   kValue,

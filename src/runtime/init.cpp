@@ -390,6 +390,10 @@ void Runtime::Impl::linger_as_store_host() {
   if (!rendezvous_file_.empty()) ::unlink(rendezvous_file_.c_str());
   rendezvous_file_.clear();
   if (!hosted_store_) return;
+  if (live_) {  // the ready barrier failed: the others report their own view, not this PE's end
+    live_->leave();
+    live_.reset();
+  }
   epoch_store_.reset();
   store_.reset();
   Deadline d = deadline_after(3.0);
@@ -534,6 +538,10 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
       init_failed(all.status().code(), msg);
     }
     auto me = parse_fields(mine);
+    for (int pe = 0; pe < npes_; ++pe) {
+      auto f = parse_fields((*all)[pe]);
+      pe_where_.push_back(f["host"] + ":" + f["pid"]);
+    }
     std::string report;
     for (const char* field : {"version", "npes", "heap"}) {
       std::map<std::string, std::vector<int>> by_value;
@@ -606,15 +614,40 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
       m->allowed_cpus[w] = bits;
     }
   }
+  supervised_ = plan.how == "symmem-run";
   const int cpu = cfg_.bind ? bind_to_cpu() : -1;
   m->cpu_plus_1 = cpu + 1;
   m->magic = kMetaMagic;
   m->pid = getpid();
   m->rank = rank_;
+  failing_word_ = &m->job_failing;
+  // Liveness from here on: a PE that dies after this is seen by every other (liveness.hpp).
+  if (store_) {
+    Liveness::Params lp;
+    lp.rank = rank_;
+    lp.npes = npes_;
+    lp.supervised = supervised_;
+    lp.my_word = &m->job_failing;
+    for (int pe = 0; pe < npes_; ++pe)
+      if (routes_[pe] == Route::kShm) lp.node_words.push_back(&meta(pe)->job_failing);
+    lp.where = pe_where_;
+    lp.keys = inst + "/live/";
+    lp.store_url = plan.store->to_url();
+    lp.hosted = hosted_store_.get();
+    auto l = Liveness::start(std::move(lp), *store_, *plan.store, plan.sec, cfg_.init_timeout);
+    if (!l.ok()) init_failed(l.status().code(), "cannot watch the job's store: " + l.status().message());
+    live_ = std::move(l).value();
+    if (hosted_store_)
+      if (Status s = store_->set(inst + "/live/host", std::to_string(rank_)); !s.ok()) init_failed(s.code(), s.message());
+  }
   // Every PE's metadata is initialised before any PE may signal into it.
   if (store_) {
     Status s = store_barrier(*store_, inst + "/ready", rank_, npes_, cfg_.init_timeout);
     if (!s.ok()) init_failed(s.code(), s.message());
+    if (auto h = store_->check({inst + "/live/host"}); h.ok() && (*h)[0]) {
+      auto v = store_->get(inst + "/live/host", cfg_.init_timeout);
+      if (v.ok()) live_->set_store_host(std::atoi(v->c_str()));
+    }
   }
   {
     // PEs outnumber the CPUs they may use together (the union of their masks, so that

@@ -61,6 +61,9 @@ struct MetaFixed {
   // pSync and active set this PE has arrived at and waits in, 0 when in none; read by the
   // PEs that share its CPU to know whether it still needs the CPU.
   alignas(64) std::atomic<uint64_t> active_set_waiting{0};
+  // Non-zero once the job is failing (runtime/liveness.hpp: JobFailure::word): written by
+  // any PE of this node that learns it, read by this PE's waits before they sleep.
+  alignas(64) std::atomic<uint64_t> job_failing{0};
 };
 
 inline constexpr uint64_t kMetaArenaStart = (sizeof(MetaFixed) + 4095) / 4096 * 4096;

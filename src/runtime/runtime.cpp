@@ -36,6 +36,19 @@ Runtime::Impl::~Impl() {
     barrier_all();
     finalized_ = true;
   }
+  if (live_) {
+    live_->leave();
+    live_.reset();
+  }
+  if (hosted_store_ && init_done_) {
+    // The other PEs leave the job through this store once they are out of the last
+    // barrier: keep it up until they have gone (or a few seconds).
+    epoch_store_.reset();
+    store_.reset();
+    Deadline d = deadline_after(3.0);
+    while (hosted_store_->connections() > 0 && Clock::now() < d)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
 
 // PE r takes the (r mod m)-th of the m CPUs this process may use, round-robin (as
@@ -324,15 +337,42 @@ void Runtime::Impl::fail(Errc code, const char* call, const char* fmt, ...) {
   if (!init_done_) linger_as_store_host();  // the other PEs report their own view first
   if (mode_ == ErrorMode::kThrow) throw Error(code, std::string(call) + ": " + msg);
   log_pe(LogLevel::kError, rank_, "%s: %s", call, msg);
-  global_exit(1);
+  end_job(JobFailure::Kind::kError, 1, std::string(call) + ": " + msg);
 }
 
 void Runtime::Impl::global_exit(int status) {
-  // Flush first: once the key is set the launcher may end every PE, this one included.
+  end_job(JobFailure::Kind::kGlobalExit, status, "");
+}
+
+void Runtime::Impl::end_job(JobFailure::Kind kind, int status, const std::string& reason) {
+  // Flush first: once the job is failing the launcher or the others may end this PE too.
   std::fflush(nullptr);
-  // The launcher watches this key and ends every PE of the job with `status`.
+  // symmem-run watches this key and ends every PE of the job with `status`.
   if (store_) (void)store_->set(kGlobalExitKey, std::to_string(status) + " " + std::to_string(rank_));
+  if (live_) {
+    JobFailure f;
+    f.pe = rank_;
+    f.kind = kind;
+    f.code = status;
+    f.where = live_->params().where[size_t(rank_)];
+    f.reason = reason;
+    live_->raise(f);
+  }
   _exit(status);
+}
+
+void Runtime::Impl::job_failing_seen() {
+  if (live_) live_->check_word();
+}
+
+void Runtime::Impl::job_failing(const JobFailure& f) {
+  if (live_) {
+    live_->raise(f);
+    live_->end(f);
+  }
+  log_pe(LogLevel::kError, rank_, "ending this PE: the job is failing: %s", f.describe().c_str());
+  std::fflush(nullptr);
+  _exit(f.exit_code());
 }
 
 // ---------------------------------------------------------------- public C++ API

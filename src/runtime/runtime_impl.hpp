@@ -21,6 +21,7 @@
 #include "heap/allocator.hpp"
 #include "heap/static_data.hpp"
 #include "heap/symmetric_heap.hpp"
+#include "runtime/liveness.hpp"
 #include "runtime/meta.hpp"
 #include "symmem/symmem.hpp"
 #include "transport/route.hpp"
@@ -134,8 +135,13 @@ struct Runtime::Impl {
     int polls = 0;
     do {
       ++polls;
-      if (!b.sleeping()) b.pause();
-      else sleep_once(b);
+      if (!b.sleeping()) {
+        b.pause();
+      } else {
+        // The slow path: is the job failing (a PE died or stopped)? One load per sleep.
+        if (SYMMEM_UNLIKELY(failing_word_->load(std::memory_order_relaxed) != 0)) job_failing_seen();
+        sleep_once(b);
+      }
     } while (!done());
     const int next = polls <= p.spin ? std::min(wait_.spin, budget + budget / 8 + 1) : std::max(kMinSpin, budget / 2);
     if (next != budget) spin_budget_.store(next, std::memory_order_relaxed);
@@ -182,6 +188,13 @@ struct Runtime::Impl {
   void linger_as_store_host();
   // Ends the whole job with `status`: tells the launcher, then exits this process.
   [[noreturn]] void global_exit(int status);
+  // Ends this PE because it failed (fatal error, global_exit): raises the job-failing
+  // record (liveness.hpp) so that every PE ends, tells symmem-run, then _exit(status).
+  [[noreturn]] void end_job(JobFailure::Kind kind, int status, const std::string& reason);
+  // A wait found this node's job-failing word set: ends this PE with one line (liveness.hpp).
+  void job_failing_seen();
+  // Any route: the job is failing because of `f` (e.g. a peer found dead); ends this PE.
+  [[noreturn]] void job_failing(const JobFailure& f);
 
   MetaFixed* meta(int pe) const { return reinterpret_cast<MetaFixed*>(heap_->meta(pe)); }
   char* meta_bytes(int pe) const { return heap_->meta(pe); }
@@ -203,6 +216,13 @@ struct Runtime::Impl {
   std::unique_ptr<TcpStoreServer> hosted_store_;  // this PE hosts the job's store
   std::unique_ptr<Store> store_;
   std::unique_ptr<Store> epoch_store_;  // store_ with this init's keys (prefix e<epoch>)
+  // Job liveness (a watch connection and its thread); after store_, so that it goes first.
+  std::unique_ptr<Liveness> live_;
+  // This PE's MetaFixed::job_failing once the heap is up (a zero word before).
+  std::atomic<uint64_t>* failing_word_ = &no_failure_;
+  std::atomic<uint64_t> no_failure_{0};
+  bool supervised_ = false;  // started by symmem-run
+  std::vector<std::string> pe_where_;  // "host:pid" of every PE, from init
   uint64_t instance_id_ = 0;
   bool init_done_ = false;  // the constructor has completed
   std::string rendezvous_file_;  // removed once every PE has joined

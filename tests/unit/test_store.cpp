@@ -609,6 +609,75 @@ TEST_F(StoreTest, KilledPeIsNamedByTheOthers) {
   EXPECT_TRUE(c->set("after", "").ok());
 }
 
+// kCreate: the first writer wins, and every caller learns the value that stays.
+TEST_F(StoreTest, CreateKeepsTheFirstValue) {
+  auto a = client(0), b = client(1);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(val(a->create("job/failing", "first")), "first");
+  EXPECT_EQ(val(b->create("job/failing", "second")), "first");
+  EXPECT_EQ(val(b->get("job/failing", 1)), "first");
+  // A get blocked on the key is answered by the create.
+  std::thread t([&] { EXPECT_EQ(val(a->get("other", 5)), "x"); });
+  std::this_thread::sleep_for(Ms(50));
+  EXPECT_EQ(val(b->create("other", "x")), "x");
+  t.join();
+}
+
+// kWatch, the liveness switch: a watch whose process dies (SIGKILL, its connection closes)
+// before its left key exists creates the watched key, and every other watch receives it;
+// a watch that leaves first (left key, then close) creates nothing.
+TEST_F(StoreTest, WatchOfADeadProcessRaisesTheKeyForEveryWatcher) {
+  auto w1 = client(1), w2 = client(2), leaver = client(3), main = client(0);
+  ASSERT_TRUE(w1 && w2 && leaver && main);
+  ASSERT_TRUE(w1->watch("live/failing", "live/left/1", "PE 1 lost").ok());
+  ASSERT_TRUE(w2->watch("live/failing", "live/left/2", "PE 2 lost").ok());
+  ASSERT_TRUE(leaver->watch("live/failing", "live/left/3", "PE 3 lost").ok());
+  // PE 3 leaves properly: nothing is raised.
+  ASSERT_TRUE(main->set("live/left/3", "1").ok());
+  leaver->cancel_watch();
+  EXPECT_FALSE(leaver->wait_watch().ok());
+  leaver.reset();
+  std::this_thread::sleep_for(Ms(100));
+  EXPECT_FALSE(val(main->check({"live/failing"}))[0]);
+
+  // PE 4, another process, watches and is killed.
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    auto c = TcpStoreClient::connect(addr_, kSec, 4, 5);
+    if (!c.ok() || !(*c)->watch("live/failing", "live/left/4", "PE 4 lost").ok()) _exit(10);
+    char one = 1;
+    if (::write(ready[1], &one, 1) != 1) _exit(11);
+    for (;;) ::pause();
+  }
+  char one = 0;
+  ASSERT_EQ(::read(ready[0], &one, 1), 1);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  ::kill(pid, SIGKILL);
+  int ws = 0;
+  ASSERT_EQ(::waitpid(pid, &ws, 0), pid);
+  EXPECT_EQ(val(w1->wait_watch()), "PE 4 lost");
+  EXPECT_EQ(val(w2->wait_watch()), "PE 4 lost");
+  EXPECT_EQ(val(main->get("live/failing", 1)), "PE 4 lost");
+  // A watch registered after the fact is answered at once.
+  auto late = client(5);
+  ASSERT_TRUE(late->watch("live/failing", "live/left/5", "PE 5 lost").ok());
+  EXPECT_EQ(val(late->wait_watch()), "PE 4 lost");
+}
+
+// The store's host ends: every watch returns an error (the PEs then end themselves).
+TEST_F(StoreTest, WatchEndsWhenTheStoreStops) {
+  auto w = client(1);
+  ASSERT_TRUE(w && w->watch("live/failing", "live/left/1", "PE 1 lost").ok());
+  std::thread t([&] { EXPECT_FALSE(w->wait_watch().ok()); });
+  std::this_thread::sleep_for(Ms(50));
+  server_->stop();
+  t.join();
+}
+
 // ------------------------------------------------------------------------------------------
 // Store addresses
 
