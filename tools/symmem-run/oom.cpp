@@ -1,0 +1,107 @@
+#include "oom.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+namespace symmem::run {
+namespace {
+
+int64_t vmstat_oom_kills() {
+  std::ifstream f("/proc/vmstat");
+  std::string k;
+  long long v;
+  while (f >> k >> v)
+    if (k == "oom_kill") return v;
+  return -1;
+}
+
+// The kernel log's record of the OOM killer ending `pid` ("Memory cgroup out of memory:
+// Killed process 42 (prog)", "Out of memory: Killed process 42 (prog)"), without the
+// figures that follow. Empty when there is none or the log cannot be read.
+std::string kmsg_oom_line(pid_t pid, bool* readable) {
+  *readable = false;
+  int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return {};
+  *readable = true;
+  const std::string needle = "Killed process " + std::to_string(pid) + " ";
+  std::string found;
+  char buf[8192];
+  for (int records = 0; records < 100000; ++records) {
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    if (n < 0 && errno == EPIPE) continue;  // a record was overwritten while we read
+    if (n <= 0) break;                        // EAGAIN: the end of the log
+    buf[n] = 0;
+    // "<prio>,<seq>,<usec>,<flags>;<text>\n" followed by continuation lines
+    const char* text = std::strchr(buf, ';');
+    if (!text) continue;
+    ++text;
+    const char* hit = std::strstr(text, needle.c_str());
+    if (!hit) continue;
+    const char* end = std::strchr(hit + needle.size(), ')');
+    const char* nl = std::strchr(text, '\n');
+    if (!end || (nl && end > nl)) end = nl ? nl - 1 : text + std::strlen(text) - 1;
+    found.assign(text, size_t(end - text + 1));
+  }
+  close(fd);
+  return found;
+}
+
+std::string committed_text(int64_t committed) {
+  if (committed < 0) return "";
+  return "; the job had committed " + human_size(uint64_t(committed)) + " of symmetric memory on this node";
+}
+
+}  // namespace
+
+KillWitness KillWitness::snapshot() {
+  KillWitness w;
+  w.cg_ = find_memory_cgroup();
+  w.cg_oom_ = cgroup_oom_kills(w.cg_);
+  w.vm_oom_ = vmstat_oom_kills();
+  return w;
+}
+
+std::string KillWitness::explain(pid_t pid, int64_t committed) const {
+  std::string s = " from outside the job (symmem-run sent no signal)";
+  bool kmsg_readable = false;
+  std::string line = kmsg_oom_line(pid, &kmsg_readable);
+  int64_t cg_now = cg_oom_ >= 0 ? cgroup_oom_kills(cg_) : -1;
+  int64_t vm_now = vm_oom_ >= 0 ? vmstat_oom_kills() : -1;
+  std::string counters;
+  auto note = [&](const std::string& what, int64_t before, int64_t now) {
+    if (before < 0 || now <= before) return;
+    counters += (counters.empty() ? "" : ", ") + what + " " + std::to_string(before) + " -> " + std::to_string(now);
+  };
+  const char* cg_file = cg_.version == 2 ? "/memory.events" : "/memory.oom_control";
+  note(cg_.dir + cg_file + " oom_kill", cg_oom_, cg_now);
+  const bool cg_saw = cg_oom_ >= 0 && cg_now > cg_oom_;
+  note("/proc/vmstat oom_kill", vm_oom_, vm_now);
+  if (!line.empty() || cg_saw) {
+    s += ": the kernel's out-of-memory killer ended it (";
+    s += line.empty() ? counters : "kernel log: \"" + line + "\"" + (counters.empty() ? "" : "; " + counters);
+    s += ")" + committed_text(committed) +
+         "; give the job more memory (the cgroup's limit, other processes) or make it use less";
+  } else if (!counters.empty()) {
+    s += "; the out-of-memory killer ran during the job (" + counters + ") and may have ended it" +
+         committed_text(committed);
+  } else if (cg_oom_ < 0 && vm_oom_ < 0 && !kmsg_readable) {
+    s += "; whether the out-of-memory killer did it cannot be told here (no OOM counter, /dev/kmsg not readable)" +
+         committed_text(committed);
+  } else {
+    s += "; no out-of-memory kill is recorded (";
+    s += cg_oom_ >= 0 ? "memory cgroup, " : "";
+    s += vm_oom_ >= 0 ? "/proc/vmstat, " : "";
+    s += kmsg_readable ? "kernel log" : "";
+    if (s.size() >= 2 && s.compare(s.size() - 2, 2, ", ") == 0) s.resize(s.size() - 2);
+    s += "), so another process or a person sent it" + committed_text(committed);
+  }
+  return s;
+}
+
+}  // namespace symmem::run
