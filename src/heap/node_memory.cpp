@@ -271,7 +271,7 @@ CommitCheck check_commit(uint64_t bytes, int node_pes, int cgroup_pes, uint64_t 
 }
 
 Status CommitPolicy::check(uint64_t bytes) const {
-  if (bytes == 0) return {};
+  if (bytes == 0 || !enabled) return {};
   NodeMemory m = probe_node_memory(cgroup);
   SYMMEM_ASSIGN_OR_RETURN(uint64_t mg, commit_margin(margin, m));
   CommitCheck c = check_commit(bytes, node_pes, cgroup_pes, mg, m);

@@ -78,6 +78,7 @@ struct CommitPolicy {
   int node_pes = 1;
   int cgroup_pes = 1;
   std::string margin = "auto";
+  bool enabled = true;  // SYMMEM_COMMIT_CHECK
   // Probes now; kNoMemory with the one-line reason when the node cannot back `bytes` more
   // on this PE (and as much on each of the other node_pes).
   Status check(uint64_t bytes) const;

@@ -410,6 +410,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   else if (parse_log_level(cfg_.log_level.c_str(), &lvl)) set_log_level(lvl);
   instance_id_ = attr.instance_id;
   commit_policy_.margin = cfg_.commit_margin;
+  commit_policy_.enabled = cfg_.commit_check;
   commit_policy_.cgroup = find_memory_cgroup();
   if (auto m = commit_margin(cfg_.commit_margin, NodeMemory{}); !m.ok())
     fail(m.status().code(), "init", "%s", m.status().message().c_str());

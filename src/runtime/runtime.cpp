@@ -272,7 +272,10 @@ void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size,
       if (pe != rank_ && (r.commit_seq.load(std::memory_order_acquire) != seq || !r.commit_ok)) everyone = false;
     }
     if (!everyone) {
+      const uint64_t had = heap_->committed();
       heap_->uncommit(before);
+      log_pe(LogLevel::kDebug, rank_, "%s(%zu): a PE could not commit; gave back %s of the %s committed here",
+             call, size, human_size(had - heap_->committed()).c_str(), human_size(had - before).c_str());
       all_ok = false;
     } else if (report_commits_ && heap_->committed() > before) {
       (void)store_->add(kCommittedKey, int64_t(heap_->committed() - before));

@@ -6,7 +6,7 @@
 //   mem_pe cxx BIG SMALL    the same through symmem::Runtime: malloc gives nullptr,
 //                           alloc<T> throws Error(kNoMemory); then SMALL works
 //   mem_pe hold BYTES       allocates and fills BYTES, says "PE <r> pid <p> ready", waits
-//                           in a barrier (the driver kills a PE from outside)
+//                           for a signal (the driver kills a PE from outside)
 //   mem_pe hog BYTES        like hold, then the last PE touches private memory until the
 //                           out-of-memory killer ends it (run inside a small cgroup)
 // Exit code 0 when every check of this PE held; each failed check prints one line.
@@ -168,10 +168,10 @@ int run_hold(size_t bytes, bool hog) {
     std::fprintf(stderr, "mem_pe: FAILED: touched 64 GiB of private memory and was not stopped\n");
     return 1;
   }
-  shmem_barrier_all();  // the driver ends the job before anyone gets here
-  shmem_free(b);
-  shmem_finalize();
-  return 0;
+  // Held until the driver kills a PE and symmem-run ends the rest (the hog's peers wait in
+  // a barrier the hog never reaches).
+  if (hog) shmem_barrier_all();
+  for (;;) pause();
 }
 
 }  // namespace

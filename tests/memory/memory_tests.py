@@ -219,7 +219,7 @@ def check_cgroup_refusals(out, calls, npes):
         lines = refusals(out, call)
         check(len(lines) == npes, "expected one refusal line per PE for %s, got %d:\n%s" % (call, len(lines), out))
         for l in lines:
-            for part in ("cannot commit 200.0 MiB more", "the %d PEs on this node commit 400.0 MiB together" % npes,
+            for part in ("cannot commit 200.0 MiB more", "the %d PEs on this node commit %.1f MiB together" % (npes, 200.0 * npes),
                          "cgroup limit 384.0 MiB", "/dev/shm", "available of",
                          "raise the memory cgroup's limit", "allocate less"):
                 check(part in l, "the refusal line lacks %r: %s" % (part, l))
@@ -237,6 +237,11 @@ def test_cgroup_capi(npes=2):
         cg.close()
 
 
+def test_cgroup_capi_np4():
+    """More PEs than cores, and the node's share grows with them."""
+    test_cgroup_capi(4)
+
+
 def test_cgroup_cxx(npes=2):
     cg = Cgroup(CG_LIMIT)
     try:
@@ -245,6 +250,28 @@ def test_cgroup_cxx(npes=2):
         check("mem_pe cxx: every check held" in out, "no verdict from PE 0:\n" + out)
         # malloc, then alloc<double> (which goes through align)
         check_cgroup_refusals(out, ["malloc", "align"], npes)
+        check(cg.oom_kills() == 0, "the out-of-memory killer ran in the job's cgroup")
+    finally:
+        cg.close()
+
+
+def test_failed_commit_rolls_back():
+    """The second round: with the check off (SYMMEM_COMMIT_CHECK=0) in a v1 cgroup whose
+    OOM killer is disabled, fallocate itself fails (ENOMEM) on a PE that reaches the limit;
+    every PE returns NULL, the PEs whose commit went through give their pages back, and a
+    smaller allocation works afterwards."""
+    cg = Cgroup(CG_LIMIT)
+    try:
+        if cg.version != 1:
+            raise Skip("needs cgroup v1 (memory.oom_control oom_kill_disable) to make fallocate fail")
+        cg.write("memory.oom_control", "1")
+        rc, out = run_job(2, ["capi", BIG, SMALL], job_env(SYMMEM_COMMIT_CHECK=0, SYMMEM_LOG_LEVEL="debug"), cgroup=cg)
+        check(rc == 0, "the job failed (%d):\n%s" % (rc, out))
+        check("mem_pe capi: every check held" in out, "no verdict from PE 0:\n" + out)
+        failed = [l for l in out.splitlines() if "returns NULL on every PE: /dev/shm cannot back" in l]
+        check(failed, "no PE reports a failed commit:\n" + out)
+        gave = [l for l in out.splitlines() if re.search(r"a PE could not commit; gave back ([\d.]+ MiB) of the \1", l)]
+        check(gave, "no PE gave its committed pages back:\n" + out)
         check(cg.oom_kills() == 0, "the out-of-memory killer ran in the job's cgroup")
     finally:
         cg.close()

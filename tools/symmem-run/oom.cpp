@@ -82,24 +82,27 @@ std::string KillWitness::explain(pid_t pid, int64_t committed) const {
   note(cg_.dir + cg_file + " oom_kill", cg_oom_, cg_now);
   const bool cg_saw = cg_oom_ >= 0 && cg_now > cg_oom_;
   note("/proc/vmstat oom_kill", vm_oom_, vm_now);
-  if (!line.empty() || cg_saw) {
+  // The kernel log names the victim; the counters only say that the killer ran (a v2
+  // cgroup's counts another process of the subtree too), so they decide only without it.
+  if (!line.empty() || (cg_saw && !kmsg_readable)) {
     s += ": the kernel's out-of-memory killer ended it (";
     s += line.empty() ? counters : "kernel log: \"" + line + "\"" + (counters.empty() ? "" : "; " + counters);
     s += ")" + committed_text(committed) +
          "; give the job more memory (the cgroup's limit, other processes) or make it use less";
   } else if (!counters.empty()) {
     s += "; the out-of-memory killer ran during the job (" + counters + ") and may have ended it" +
+         (kmsg_readable ? " (the kernel log does not name pid " + std::to_string(pid) + ")" : std::string()) +
          committed_text(committed);
   } else if (cg_oom_ < 0 && vm_oom_ < 0 && !kmsg_readable) {
     s += "; whether the out-of-memory killer did it cannot be told here (no OOM counter, /dev/kmsg not readable)" +
          committed_text(committed);
   } else {
-    s += "; no out-of-memory kill is recorded (";
-    s += cg_oom_ >= 0 ? "memory cgroup, " : "";
-    s += vm_oom_ >= 0 ? "/proc/vmstat, " : "";
-    s += kmsg_readable ? "kernel log" : "";
-    if (s.size() >= 2 && s.compare(s.size() - 2, 2, ", ") == 0) s.resize(s.size() - 2);
-    s += "), so another process or a person sent it" + committed_text(committed);
+    std::string seen;
+    if (cg_oom_ >= 0) seen += "memory cgroup";
+    if (vm_oom_ >= 0) seen += std::string(seen.empty() ? "" : ", ") + "/proc/vmstat";
+    if (kmsg_readable) seen += std::string(seen.empty() ? "" : ", ") + "kernel log";
+    s += "; no out-of-memory kill is recorded (" + seen + "), so another process or a person sent it" +
+         committed_text(committed);
   }
   return s;
 }
