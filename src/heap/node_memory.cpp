@@ -228,7 +228,8 @@ Result<uint64_t> commit_margin(const std::string& setting, const NodeMemory& m) 
     return margin;
   }
   auto r = parse_size(setting);
-  if (!r.ok()) return Status(Errc::kInvalidArgument, "SYMMEM_COMMIT_MARGIN: " + r.status().message() + " (auto or a size)");
+  if (!r.ok())
+    return Status(Errc::kInvalidArgument, "SYMMEM_COMMIT_MARGIN: " + r.status().message() + " (auto or a size)");
   return *r;
 }
 

@@ -36,8 +36,10 @@ Runtime::Impl::~Impl() {
     barrier_all();
     finalized_ = true;
   }
-  if (report_commits_ && heap_ && store_)
-    (void)store_->add(kCommittedKey, -int64_t(heap_->committed() + heap_->meta_size() + (static_ ? static_->size() : 0)));
+  if (report_commits_ && heap_ && store_) {
+    const uint64_t held = heap_->committed() + heap_->meta_size() + (static_ ? static_->size() : 0);
+    (void)store_->add(kCommittedKey, -int64_t(held));
+  }
 }
 
 // PE r takes the (r mod m)-th of the m CPUs this process may use, round-robin (as

@@ -101,8 +101,8 @@ std::string KillWitness::explain(pid_t pid, int64_t committed) const {
     if (cg_oom_ >= 0) seen += "memory cgroup";
     if (vm_oom_ >= 0) seen += std::string(seen.empty() ? "" : ", ") + "/proc/vmstat";
     if (kmsg_readable) seen += std::string(seen.empty() ? "" : ", ") + "kernel log";
-    s += "; no out-of-memory kill is recorded (" + seen + "), so another process or a person sent it" +
-         committed_text(committed);
+    s += "; no out-of-memory kill is recorded (" + seen +
+         "), so the PE itself, another process or a person sent it" + committed_text(committed);
   }
   return s;
 }
