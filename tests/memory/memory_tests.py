@@ -284,7 +284,11 @@ def test_beyond_node_memory():
     big = 2 * total
     heap = (big + (2 << 30)) // (1 << 30)
     before = vm_oom_kills()
-    rc, out = run_job(2, ["capi", str(big), SMALL], job_env(SHMEM_SYMMETRIC_SIZE="%dG" % heap))
+    rc, out = run_job(2, ["capi", str(big), SMALL], job_env(SHMEM_SYMMETRIC_SIZE="%dG" % heap,
+                                                           SYMMEM_LOG_LEVEL="info"))
+    never = [l for l in out.splitlines() if "could never all be committed here" in l]
+    check(len(never) == 1 and "the 2 PE(s) on this node (2 x %d.0 GiB)" % heap in never[0] and "[pe 0 " in never[0],
+          "expected one info line from PE 0 saying the heaps cannot all be committed:\n" + out)
     check(rc == 0, "the job failed (%d):\n%s" % (rc, out))
     check("mem_pe capi: every check held" in out, "no verdict from PE 0:\n" + out)
     for call in ("shmem_malloc", "shmem_calloc", "shmem_align", "shmem_realloc"):
@@ -317,6 +321,18 @@ def wait_ready(p, npes, deadline_s=40):
         if m:
             pids[int(m.group(1))] = int(m.group(2))
     return pids, text
+
+
+def test_init_beyond_node_memory():
+    """What init commits is checked too: a metadata region larger than the machine fails
+    init with the reason on every PE, and nothing is committed."""
+    before = vm_oom_kills()
+    rc, out = run_job(2, ["capi", "1M", "1M"], job_env(SYMMEM_METADATA_SIZE=str(2 * mem_total())), timeout=30)
+    check(rc != 0, "init succeeded with a metadata region twice the machine's memory:\n" + out)
+    lines = [l for l in out.splitlines() if "metadata region (SYMMEM_METADATA_SIZE): cannot commit" in l]
+    check(lines and "the 2 PEs on this node commit" in lines[0] and "available of" in lines[0],
+          "init does not say why:\n" + out)
+    check(vm_oom_kills() == before, "the out-of-memory killer ran during the job (/proc/vmstat oom_kill)")
 
 
 def test_outside_kill():
