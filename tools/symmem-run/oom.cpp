@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <string>
 
@@ -23,8 +24,10 @@ int64_t vmstat_oom_kills() {
 
 // The kernel log's record of the OOM killer ending `pid` ("Memory cgroup out of memory:
 // Killed process 42 (prog)", "Out of memory: Killed process 42 (prog)"), without the
-// figures that follow. Empty when there is none or the log cannot be read.
-std::string kmsg_oom_line(pid_t pid, bool* readable) {
+// figures that follow, logged after `since_us` (CLOCK_MONOTONIC, as the log's stamps are:
+// an older line may name an earlier process that had the same pid). Empty when there is
+// none or the log cannot be read.
+std::string kmsg_oom_line(pid_t pid, uint64_t since_us, bool* readable) {
   *readable = false;
   int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return {};
@@ -39,7 +42,8 @@ std::string kmsg_oom_line(pid_t pid, bool* readable) {
     buf[n] = 0;
     // "<prio>,<seq>,<usec>,<flags>;<text>\n" followed by continuation lines
     const char* text = std::strchr(buf, ';');
-    if (!text) continue;
+    unsigned long long usec = 0;
+    if (!text || std::sscanf(buf, "%*u,%*u,%llu", &usec) != 1 || usec < since_us) continue;
     ++text;
     const char* hit = std::strstr(text, needle.c_str());
     if (!hit) continue;
@@ -64,13 +68,17 @@ KillWitness KillWitness::snapshot() {
   w.cg_ = find_memory_cgroup();
   w.cg_oom_ = cgroup_oom_kills(w.cg_);
   w.vm_oom_ = vmstat_oom_kills();
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  const uint64_t now_us = uint64_t(t.tv_sec) * 1000000 + uint64_t(t.tv_nsec) / 1000;
+  w.since_us_ = now_us > 1000000 ? now_us - 1000000 : 0;  // a second of slack between the clocks
   return w;
 }
 
 std::string KillWitness::explain(pid_t pid, int64_t committed) const {
   std::string s = " from outside the job (symmem-run sent no signal)";
   bool kmsg_readable = false;
-  std::string line = kmsg_oom_line(pid, &kmsg_readable);
+  std::string line = kmsg_oom_line(pid, since_us_, &kmsg_readable);
   int64_t cg_now = cg_oom_ >= 0 ? cgroup_oom_kills(cg_) : -1;
   int64_t vm_now = vm_oom_ >= 0 ? vmstat_oom_kills() : -1;
   std::string counters;

@@ -30,6 +30,7 @@ class KillWitness {
   MemoryCgroup cg_;
   int64_t cg_oom_ = -1;
   int64_t vm_oom_ = -1;
+  uint64_t since_us_ = 0;  // kernel log lines older than this are about other processes
 };
 
 }  // namespace symmem::run
