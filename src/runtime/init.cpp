@@ -714,13 +714,15 @@ void Runtime::Impl::note_node_capacity() {
   const int n = commit_policy_.node_pes;
   uint64_t heaps = heap_size_ * uint64_t(n);
   uint64_t can = m.mem_total > mg ? m.mem_total - mg : 0;
-  std::string what = "its " + human_size(m.mem_total) + " of memory";
+  std::string what = "its " + human_size(m.mem_total) + " of memory less " + human_size(mg) +
+                     " kept free (SYMMEM_COMMIT_MARGIN)";
   if (m.cgroup_limited) {
     // Only this cgroup's PEs are charged to its limit.
     uint64_t per_pe = (m.cgroup_limit > mg ? m.cgroup_limit - mg : 0) / uint64_t(commit_policy_.cgroup_pes);
     if (per_pe * uint64_t(n) < can) {
       can = per_pe * uint64_t(n);
-      what = "the memory cgroup limit of " + human_size(m.cgroup_limit);
+      what = "the memory cgroup limit of " + human_size(m.cgroup_limit) + " less " + human_size(mg) +
+             " kept free (SYMMEM_COMMIT_MARGIN)";
     }
   }
   if (m.shm_known && m.shm_size < can) {
@@ -729,9 +731,8 @@ void Runtime::Impl::note_node_capacity() {
   }
   if (m.mem_total == 0 || heaps <= can) return;
   log_pe(LogLevel::kInfo, rank_, "the symmetric heaps of the %d PE(s) on this node (%d x %s) could never all be "
-         "committed here: at most %s can be, bounded by %s less %s kept free (SYMMEM_COMMIT_MARGIN); allocations "
-         "beyond that return NULL", n, n, human_size(heap_size_).c_str(), human_size(can).c_str(), what.c_str(),
-         human_size(mg).c_str());
+         "committed here: at most %s can be, bounded by %s; allocations beyond that return NULL", n, n,
+         human_size(heap_size_).c_str(), human_size(can).c_str(), what.c_str());
 }
 
 void Runtime::Impl::init_failed(Errc code, const std::string& msg) {
