@@ -33,6 +33,9 @@ inline constexpr const char* kShmPrefix = "symmem-";
 // Store key a PE sets ("<status> <rank>") to end the whole job (shmem_global_exit); the
 // launcher watches it and ends every PE with that status.
 inline constexpr const char* kGlobalExitKey = "job/global_exit";
+// Bytes of shared memory the job's PEs have committed (each PE adds its own), read by
+// symmem-run to say how much the job held when a PE was killed from outside.
+inline constexpr const char* kCommittedKey = "job/shm_committed";
 
 struct LaunchEnv {
   int rank = 0;

@@ -237,6 +237,11 @@ Status StaticData::share(const StaticParams& p) {
   linked_ = true;
   if (ftruncate(fd_, off_t(seg_.size)) != 0) return errno_status(Errc::kIo, "ftruncate(" + path + ")", errno);
   // Committed whole now: a store to a global must never turn into a SIGBUS later.
+  if (p.commit_policy) {
+    Status s = p.commit_policy->check(seg_.size);
+    if (!s.ok())
+      return Status(s.code(), "the program's global variables (SYMMEM_STATIC_DATA=0 keeps them private): " + s.message());
+  }
   if (int e = posix_fallocate(fd_, 0, off_t(seg_.size)); e != 0)
     return Status(Errc::kNoMemory, "/dev/shm cannot hold the program's " + format_size(seg_.size) +
                                        " of global variables (" + std::strerror(e) +

@@ -29,6 +29,7 @@
 
 #include "bootstrap/store.hpp"
 #include "common/status.hpp"
+#include "heap/node_memory.hpp"
 
 namespace symmem {
 
@@ -51,6 +52,7 @@ struct StaticParams {
   int instance = 0;
   bool enabled = true;  // SYMMEM_STATIC_DATA
   double timeout_s = 60;
+  const CommitPolicy* commit_policy = nullptr;  // checks the commit of the copy (null: none)
 };
 
 class StaticData {

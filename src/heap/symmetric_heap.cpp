@@ -81,6 +81,10 @@ Result<std::unique_ptr<SymmetricHeap>> SymmetricHeap::create(const HeapParams& p
   h->linked_ = true;
   if (ftruncate(h->fd_, off_t(h->heap_size_ + h->meta_size_)) != 0)
     return errno_status(Errc::kIo, "ftruncate(" + path + ")", errno);
+  if (p.commit_policy) {
+    Status s = p.commit_policy->check(h->meta_size_);
+    if (!s.ok()) return Status(s.code(), "metadata region (SYMMEM_METADATA_SIZE): " + s.message());
+  }
   if (int e = posix_fallocate(h->fd_, off_t(h->heap_size_), off_t(h->meta_size_)); e != 0)
     return Status(Errc::kNoMemory, "cannot commit " + format_size(h->meta_size_) +
                                        " of metadata in /dev/shm: " + std::strerror(e));
@@ -176,10 +180,19 @@ Status SymmetricHeap::map_all(const HeapParams& p) {
   return {};
 }
 
+uint64_t SymmetricHeap::commit_target(uint64_t extent) const {
+  uint64_t target = round_up(extent, commit_chunk_);
+  return target > heap_size_ ? heap_size_ : target;
+}
+
+uint64_t SymmetricHeap::commit_need(uint64_t extent) const {
+  if (extent <= committed_) return 0;
+  return commit_target(extent) - committed_;
+}
+
 Status SymmetricHeap::commit(uint64_t extent) {
   if (extent <= committed_) return {};
-  uint64_t target = round_up(extent, commit_chunk_);
-  if (target > heap_size_) target = heap_size_;
+  uint64_t target = commit_target(extent);
   int e = posix_fallocate(fd_, off_t(committed_), off_t(target - committed_));
   if (e != 0) {
     return Status(Errc::kNoMemory,
@@ -188,6 +201,15 @@ Status SymmetricHeap::commit(uint64_t extent) {
   }
   committed_ = target;
   return {};
+}
+
+void SymmetricHeap::uncommit(uint64_t extent) {
+  uint64_t keep = extent == 0 ? 0 : commit_target(extent);
+  if (keep >= committed_) return;
+  // Punching the hole frees the pages at once; should it fail, they stay committed, which
+  // is safe (only wasteful), so committed_ keeps saying so.
+  if (fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(keep), off_t(committed_ - keep)) == 0)
+    committed_ = keep;
 }
 
 SymmetricHeap::~SymmetricHeap() {

@@ -24,6 +24,7 @@
 
 #include "bootstrap/store.hpp"
 #include "common/status.hpp"
+#include "heap/node_memory.hpp"
 
 namespace symmem {
 
@@ -37,6 +38,8 @@ struct HeapParams {
   uint64_t static_size = 0;  // S: address space per PE for its copy of the program's globals
   uint64_t commit_chunk = 2ull << 20;
   double timeout_s = 60;
+  // Checks the metadata commit against what the node can give (null: no check).
+  const CommitPolicy* commit_policy = nullptr;
 };
 
 class SymmetricHeap {
@@ -71,14 +74,21 @@ class SymmetricHeap {
   }
 
   // Makes sure bytes [0, extent) of this PE's heap are backed by /dev/shm (fallocate in
-  // commit_chunk steps). Fails with kNoMemory, naming /dev/shm and SHMEM_SYMMETRIC_SIZE.
+  // commit_chunk steps). Fails with kNoMemory, naming /dev/shm and SHMEM_SYMMETRIC_SIZE;
+  // then nothing more is committed than before (tmpfs undoes a failed fallocate).
   Status commit(uint64_t extent);
+  // Bytes commit(extent) would add: 0 when [0, extent) is committed already.
+  uint64_t commit_need(uint64_t extent) const;
+  // Gives back what was committed beyond `extent` (rounded up to commit_chunk): the
+  // roll-back of a commit that another PE could not match. Nothing live may lie there.
+  void uncommit(uint64_t extent);
   uint64_t committed() const { return committed_; }
 
  private:
   SymmetricHeap() = default;
   Status agree_base(Store* store, const HeapParams& p);
   Status map_all(const HeapParams& p);
+  uint64_t commit_target(uint64_t extent) const;
 
   int rank_ = 0, npes_ = 1;
   uint64_t heap_size_ = 0, meta_size_ = 0, static_size_ = 0, total_ = 0, commit_chunk_ = 0, committed_ = 0;

@@ -413,6 +413,11 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   if (cfg_.debug) set_log_level(LogLevel::kDebug);
   else if (parse_log_level(cfg_.log_level.c_str(), &lvl)) set_log_level(lvl);
   instance_id_ = attr.instance_id;
+  commit_policy_.margin = cfg_.commit_margin;
+  commit_policy_.enabled = cfg_.commit_check;
+  commit_policy_.cgroup = find_memory_cgroup();
+  if (auto m = commit_margin(cfg_.commit_margin, NodeMemory{}); !m.ok())
+    fail(m.status().code(), "init", "%s", m.status().message().c_str());
   if (!attr.transport.empty() && attr.transport != "auto" && attr.transport != "shm")
     fail(Errc::kInvalidArgument, "init", "transport '%s' is not available in this build (only shm: PEs of one node)",
          attr.transport.c_str());
@@ -503,6 +508,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   hp.meta_size = cfg_.metadata_size;
   hp.commit_chunk = cfg_.commit_chunk;
   hp.timeout_s = cfg_.init_timeout;
+  hp.commit_policy = &commit_policy_;
 
   // 4. consistency: what each PE believes, compared with PE 0 first (a PE that thinks
   // the job is bigger or smaller learns it at once), then among all.
@@ -517,7 +523,8 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
                          for (char& ch : h)
                            if (ch == ' ') ch = '_';
                          return h;
-                       }() + " host=" + host + " pid=" + std::to_string(::getpid());
+                       }() + " host=" + host + " pid=" + std::to_string(::getpid()) +
+                       " cg=" + std::to_string(cgroup_identity(commit_policy_.cgroup));
     const std::string tag = inst + "/info";
     if (Status s = store_->set(tag + "/" + std::to_string(rank_), mine); !s.ok()) init_failed(s.code(), s.message());
     auto pe0 = store_->get(tag + "/0", cfg_.init_timeout);
@@ -538,9 +545,15 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
       init_failed(all.status().code(), msg);
     }
     auto me = parse_fields(mine);
+    // The PEs of this machine commit the same amounts at the same moments; those of its
+    // cgroup are charged to the same limit.
+    commit_policy_.node_pes = commit_policy_.cgroup_pes = 0;
     for (int pe = 0; pe < npes_; ++pe) {
       auto f = parse_fields((*all)[pe]);
       pe_where_.push_back(f["host"] + ":" + f["pid"]);
+      if (f["host"] != me["host"]) continue;
+      if (commit_policy_.node_pes++ == 0) node_first_pe_ = pe;
+      if (f["cg"] == me["cg"]) ++commit_policy_.cgroup_pes;
     }
     std::string report;
     for (const char* field : {"version", "npes", "heap"}) {
@@ -581,6 +594,10 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   heap_size_ = heap_->heap_size();
   my_heap_ = reinterpret_cast<uintptr_t>(heap_->my_heap());
   alloc_ = std::make_unique<Allocator>(heap_size_);
+  note_node_capacity();
+  report_commits_ = plan.how == "symmem-run" && store_ != nullptr;
+  if (report_commits_)
+    (void)store_->add(kCommittedKey, int64_t(heap_->meta_size() + (static_ ? static_->size() : 0)));
 
   // 7. routes, waiting, metadata; then every PE is ready
   routes_ = RouteTable(std::vector<Route>(size_t(npes_), Route::kShm));
@@ -716,6 +733,37 @@ bool UniqueId::empty() const {
 }  // namespace symmem
 
 namespace symmem {
+
+// Heaps are reserved sparsely, so a job whose heaps exceed the node is fine as long as it
+// allocates less; the first PE of the node says so once, at info level.
+void Runtime::Impl::note_node_capacity() {
+  if (rank_ != node_first_pe_) return;
+  NodeMemory m = probe_node_memory(commit_policy_.cgroup);
+  auto margin = commit_margin(commit_policy_.margin, m);
+  uint64_t mg = margin.ok() ? *margin : 0;
+  const int n = commit_policy_.node_pes;
+  uint64_t heaps = heap_size_ * uint64_t(n);
+  uint64_t can = m.mem_total > mg ? m.mem_total - mg : 0;
+  std::string what = "its " + human_size(m.mem_total) + " of memory less " + human_size(mg) +
+                     " kept free (SYMMEM_COMMIT_MARGIN)";
+  if (m.cgroup_limited) {
+    // Only this cgroup's PEs are charged to its limit.
+    uint64_t per_pe = (m.cgroup_limit > mg ? m.cgroup_limit - mg : 0) / uint64_t(commit_policy_.cgroup_pes);
+    if (per_pe * uint64_t(n) < can) {
+      can = per_pe * uint64_t(n);
+      what = "the memory cgroup limit of " + human_size(m.cgroup_limit) + " less " + human_size(mg) +
+             " kept free (SYMMEM_COMMIT_MARGIN)";
+    }
+  }
+  if (m.shm_known && m.shm_size < can) {
+    can = m.shm_size;
+    what = "the size of /dev/shm, " + human_size(m.shm_size);
+  }
+  if (m.mem_total == 0 || heaps <= can) return;
+  log_pe(LogLevel::kInfo, rank_, "the symmetric heaps of the %d PE(s) on this node (%d x %s) could never all be "
+         "committed here: at most %s can be, bounded by %s; allocations beyond that return NULL", n, n,
+         human_size(heap_size_).c_str(), human_size(can).c_str(), what.c_str());
+}
 
 void Runtime::Impl::init_failed(Errc code, const std::string& msg) {
   std::string m = msg;

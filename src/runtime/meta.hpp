@@ -21,14 +21,21 @@ static_assert(sizeof(WaitWord) == 64);
 
 // What each PE declares for its n-th collective allocation call, read by every peer
 // after the call's barrier to check that all PEs made the same call.
+// A call that grows the committed part of the heaps has a second round: `need` > 0 on some
+// PE after the first barrier means every PE commits, then publishes commit_ok under
+// commit_seq, and after a second barrier all keep the block or all roll back.
 struct alignas(64) AllocRecord {
   std::atomic<uint64_t> seq{0};
   uint32_t op = 0;    // AllocOp
-  uint32_t ok = 0;    // 1 when this PE could allocate and commit
+  uint32_t ok = 0;    // 1 when this PE could allocate and the node can back its commit
   uint64_t size = 0;
   uint64_t align = 0;
   uint64_t offset = 0;
+  uint64_t need = 0;  // bytes this call commits on this PE (0: committed already)
+  std::atomic<uint64_t> commit_seq{0};
+  uint32_t commit_ok = 0;
 };
+static_assert(sizeof(AllocRecord) == 64);
 
 // Synchronisation state of one set of PEs (the world, later each team), at the same
 // metadata offset on every PE. Dissemination uses `round` (one flag per round) when every

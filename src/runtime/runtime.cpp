@@ -36,6 +36,10 @@ Runtime::Impl::~Impl() {
     barrier_all();
     finalized_ = true;
   }
+  if (report_commits_ && heap_ && store_) {
+    const uint64_t held = heap_->committed() + heap_->meta_size() + (static_ ? static_->size() : 0);
+    (void)store_->add(kCommittedKey, -int64_t(held));
+  }
   if (live_) {
     live_->leave();
     live_.reset();
@@ -181,11 +185,15 @@ void Runtime::Impl::sync_all() {
 
 // ---------------------------------------------------------------- collective allocation
 
-// Every PE records what it asked for, allocates locally (deterministic, so offsets agree),
-// commits the memory, then meets the others in a barrier and reads their records: a PE
-// that asked for something else, or could not allocate, is found here. A mismatch ends
-// the job with a report naming the call and the PEs; a failure on any PE makes the call
-// return NULL on every PE.
+// Every PE records what it asked for and allocates locally (deterministic, so offsets
+// agree). When the call grows the committed part of the heap, each PE first checks that
+// its node can back the growth for all of the node's PEs at once (CommitPolicy: cgroup,
+// MemAvailable, /dev/shm). Then it meets the others in a barrier and reads their records:
+// a PE that asked for something else, or could not allocate, is found here. If every PE
+// can, all commit (fallocate), publish the outcome and meet again; a commit that failed
+// anyway (the node changed since the check) makes every PE give its new pages back.
+// A mismatch ends the job with a report naming the call and the PEs; a failure on any PE
+// makes the call return NULL on every PE, with the heap and the allocator as before.
 void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size, size_t align, void* old) {
   // The standard: a zero-sized malloc / calloc / align does nothing (not even the barrier).
   if (size == 0 && op != AllocOp::kRealloc) return nullptr;
@@ -210,6 +218,7 @@ void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size,
   AllocRecord& rec = meta(rank_)->alloc[seq & 1];
   std::optional<uint64_t> off;
   bool ok = true;
+  uint64_t need = 0;
   if (size > 0) {
     if (op == AllocOp::kRealloc && size <= old_size) {
       auto r = alloc_->realloc(old_off, size);  // shrinking never moves
@@ -222,11 +231,11 @@ void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size,
       log_pe(LogLevel::kWarn, rank_, "%s(%zu): symmetric heap exhausted (%s of %s in use, largest free block %s); "
              "raise SHMEM_SYMMETRIC_SIZE", call, size, format_size(alloc_->bytes_in_use()).c_str(),
              format_size(heap_size_).c_str(), format_size(alloc_->largest_free()).c_str());
-    } else {
-      Status s = heap_->commit(alloc_->extent());
+    } else if ((need = heap_->commit_need(alloc_->extent())) > 0) {
+      Status s = commit_policy_.check(need);
       if (!s.ok()) {
         ok = false;
-        log_pe(LogLevel::kWarn, rank_, "%s(%zu): %s", call, size, s.message().c_str());
+        log_pe(LogLevel::kWarn, rank_, "%s(%zu) returns NULL on every PE: %s", call, size, s.message().c_str());
       }
     }
   }
@@ -235,12 +244,13 @@ void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size,
   rec.align = align;
   rec.ok = ok ? 1 : 0;
   rec.offset = off.value_or(~0ull);
+  rec.need = ok ? need : 0;
   rec.seq.store(seq, std::memory_order_release);
-  if (op == AllocOp::kCalloc && ok && off) std::memset(heap_->my_heap() + *off, 0, size);
+  if (op == AllocOp::kCalloc && ok && off && need == 0) std::memset(heap_->my_heap() + *off, 0, size);
 
   barrier_all();
 
-  bool all_ok = ok;
+  bool all_ok = ok, any_need = rec.need > 0;
   for (int pe = 0; pe < npes_; ++pe) {
     if (pe == rank_) continue;
     const AllocRecord& r = meta(pe)->alloc[seq & 1];
@@ -256,11 +266,40 @@ void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size,
            "the same order", seq, call, size, align, pe, alloc_op_name(r.op), r.size, r.align);
     }
     if (!r.ok) all_ok = false;
+    if (r.need) any_need = true;
+  }
+  // Every PE read the same records, so every PE takes this branch or none does.
+  bool committed_ok = true;
+  if (all_ok && any_need) {
+    const uint64_t before = heap_->committed();
+    Status s = heap_->commit(alloc_->extent());
+    committed_ok = s.ok();
+    if (!committed_ok)
+      log_pe(LogLevel::kWarn, rank_, "%s(%zu) returns NULL on every PE: %s", call, size, s.message().c_str());
+    else if (op == AllocOp::kCalloc && need > 0)
+      std::memset(heap_->my_heap() + *off, 0, size);
+    rec.commit_ok = committed_ok ? 1 : 0;
+    rec.commit_seq.store(seq, std::memory_order_release);
+    barrier_all();
+    bool everyone = committed_ok;
+    for (int pe = 0; pe < npes_; ++pe) {
+      const AllocRecord& r = meta(pe)->alloc[seq & 1];
+      if (pe != rank_ && (r.commit_seq.load(std::memory_order_acquire) != seq || !r.commit_ok)) everyone = false;
+    }
+    if (!everyone) {
+      const uint64_t had = heap_->committed();
+      heap_->uncommit(before);
+      log_pe(LogLevel::kDebug, rank_, "%s(%zu): a PE could not commit; gave back %s of the %s committed here",
+             call, size, human_size(had - heap_->committed()).c_str(), human_size(had - before).c_str());
+      all_ok = false;
+    } else if (report_commits_ && heap_->committed() > before) {
+      (void)store_->add(kCommittedKey, int64_t(heap_->committed() - before));
+    }
   }
   if (!all_ok || size == 0) {
     if (off && !(op == AllocOp::kRealloc && size <= old_size)) (void)alloc_->free(*off);
     if (size == 0 && op == AllocOp::kRealloc && old) (void)alloc_->free(old_off);
-    if (!all_ok && ok)
+    if (!all_ok && ok && committed_ok)
       log_pe(LogLevel::kWarn, rank_, "%s(%zu) returns NULL: another PE could not allocate", call, size);
     return nullptr;
   }

@@ -231,6 +231,13 @@ struct Runtime::Impl {
   uintptr_t static_start_ = 0, static_copies_ = 0;
   uint64_t static_size_ = 0;
   std::unique_ptr<Allocator> alloc_;
+  // What this node can back (heap/node_memory.hpp): checked before every commit.
+  CommitPolicy commit_policy_;
+  // symmem-run reports the job's committed memory when a PE is killed: every PE adds
+  // what it commits to kCommittedKey in the launcher's store.
+  bool report_commits_ = false;
+  int node_first_pe_ = 0;  // the lowest rank on this machine: says what the node cannot hold
+  void note_node_capacity();
   RouteTable routes_;
   uint32_t world_epoch_ = 0;
   uint64_t alloc_seq_ = 0;

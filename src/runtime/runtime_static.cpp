@@ -13,6 +13,7 @@ uint64_t Runtime::Impl::attach_static_data(const InitOptions& opts) {
   sp.instance = opts.instance;
   sp.enabled = cfg_.static_data;
   sp.timeout_s = cfg_.init_timeout;
+  sp.commit_policy = &commit_policy_;
   auto st = StaticData::attach(sp, epoch_store_.get());
   if (!st.ok()) fail(st.status().code(), "init", "%s", st.status().message().c_str());
   static_ = std::move(st).value();

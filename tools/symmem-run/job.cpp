@@ -36,6 +36,7 @@
 #include "bootstrap/tcp_store.hpp"
 #include "common/log.hpp"
 #include "guardian.hpp"
+#include "oom.hpp"
 
 extern char** environ;
 
@@ -288,6 +289,7 @@ class Job {
   void close_stream(Pe& pe, Stream& s);
   void handle_signalfd();
   void check_global_exit();
+  int64_t committed_bytes();
 
   const Options& opts_;
   std::string exe_;
@@ -311,6 +313,7 @@ class Job {
   // shmem_global_exit (and when the C API ends the job after an error).
   std::unique_ptr<TcpStoreClient> watch_;
   Clock::time_point next_watch_{};
+  KillWitness kill_witness_;  // OOM-kill counters from before the PEs started
 
   std::vector<Pe> pes_;
   std::unordered_map<pid_t, int> rank_of_;
@@ -493,6 +496,8 @@ void Job::on_pe_exit(Pe& pe, int status) {
     int sig = WTERMSIG(status);
     what = format("PE %d (pid %d) was killed by signal %d (%s)%s", pe.rank, static_cast<int>(pe.pid), sig,
                   strsignal(sig), WCOREDUMP(status) ? ", core dumped" : "");
+    // While the job runs symmem-run sends no signal: a SIGKILL came from outside.
+    if (sig == SIGKILL && phase_ == Phase::kRunning) what += kill_witness_.explain(pe.pid, committed_bytes());
   }
   if (ok || phase_ == Phase::kTerminating) {
     SYMMEM_LOG(kDebug, "symmem-run: %s", what.c_str());
@@ -501,6 +506,15 @@ void Job::on_pe_exit(Pe& pe, int status) {
   output_.message(what);
   exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   begin_termination(SIGTERM);
+}
+
+// What the PEs added to kCommittedKey; -1 when it cannot be read.
+int64_t Job::committed_bytes() {
+  if (!watch_) return -1;
+  auto seen = watch_->check({kCommittedKey});
+  if (!seen.ok() || !(*seen)[0]) return -1;  // no PE got as far as reporting
+  auto v = watch_->add(kCommittedKey, 0);
+  return v.ok() ? *v : -1;
 }
 
 void Job::on_launcher_signal(int sig) {
@@ -767,6 +781,7 @@ int Job::run() {
   SYMMEM_LOG(kDebug, "symmem-run: job %s, store %s, %d PEs of %s", job_id_.c_str(), store_url_.c_str(), opts_.npes,
              exe_.c_str());
 
+  kill_witness_ = KillWitness::snapshot();
   if (Status s = spawn_all(); !s.ok()) {
     output_.message(s.message() + "; stopping the job");
     exit_code_ = kLauncherFailure;
