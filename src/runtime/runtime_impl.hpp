@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -135,7 +136,10 @@ struct Runtime::Impl {
     do {
       ++polls;
       if (!b.sleeping()) b.pause();
-      else sleep_once(b);
+      else {
+        if (SYMMEM_UNLIKELY(wait_check_ != nullptr)) wait_check_();  // Runtime::set_wait_check
+        sleep_once(b);
+      }
     } while (!done());
     const int next = polls <= p.spin ? std::min(wait_.spin, budget + budget / 8 + 1) : std::max(kMinSpin, budget / 2);
     if (next != budget) spin_budget_.store(next, std::memory_order_relaxed);
@@ -193,6 +197,7 @@ struct Runtime::Impl {
   uint64_t heap_size_ = 0;
   uintptr_t my_heap_ = 0;
   WaitPolicy wait_;
+  std::function<void()> wait_check_;  // Runtime::set_wait_check; empty: none
   // Spin polls wait_word_ge currently allows (adapted per wait; see runtime.cpp).
   std::atomic<int> spin_budget_{0};
   static constexpr int kMinSpin = 8;
