@@ -439,6 +439,16 @@ class PyRt {
   }
 
   Team& world() { return teams.front().team; }
+
+  // A Runtime still joined when its Python object goes (interpreter exit after an error):
+  // destroying it would wait for the other PEs, so it is left to the process exit.
+  ~PyRt() {
+    if (rt) {
+      (void)rt.release();
+      auto* keep = new std::list<TeamEntry>;
+      keep->splice(keep->end(), teams);
+    }
+  }
 };
 
 // ---------------------------------------------------------------- init / finalize
@@ -1255,6 +1265,10 @@ PYBIND11_MODULE(_symmem, m) {
       .def(py::init<>())
       .def("init", &init_rt, A("uid"), A("pe"), A("n_pes"), A("heap_size"), A("instance"), A("timeout"), A("tls"))
       .def("finalize", &finalize_rt, A("timeout"))
+      .def("_abandon", [](PyRt& r) {  // leave without waiting for anyone (the process is dying)
+        r.broken = true;
+        return finalize_rt(r, 0);
+      })
       .def_property_readonly("initialized", [](PyRt& r) { return bool(r.rt); })
       .def_property_readonly("broken", [](PyRt& r) { return r.broken; })
       .def_readwrite("default_timeout", &PyRt::default_timeout)

@@ -547,9 +547,26 @@ class Ctx:
         return False
 
 
+_dying = [False]
+_prev_excepthook = sys.excepthook
+
+
+def _excepthook(t, v, tb):
+    # An uncaught exception ends this PE: finalizing at exit would run a barrier that the
+    # other PEs, still in the program, could pass by mistake. Leave without waiting.
+    _dying[0] = True
+    _prev_excepthook(t, v, tb)
+
+
+sys.excepthook = _excepthook
+
+
 @atexit.register
 def _finalize_all():
     for rt in list(_live):
+        if _dying[0]:
+            rt._c._abandon()
+            continue
         try:
             rt.finalize(timeout=float(os.environ.get("SYMMEM_FINALIZE_TIMEOUT", "60")))
         except Exception as e:  # at exit: report, never hang

@@ -33,30 +33,40 @@ def run(fn, n=2, timeout=60, env=None):
     base["SYMMEM_TEST_FN"] = "%s:%s" % (fn.__module__, fn.__name__)
     base["SYMMEM_TEST_UID"] = str(uid)
     base["SYMMEM_TEST_NPES"] = str(n)
-    procs = []
+    import tempfile
+    procs, files = [], []
     for pe in range(n):
         e = dict(base, SYMMEM_TEST_PE=str(pe))
+        f = tempfile.TemporaryFile()
+        files.append(f)
         procs.append(subprocess.Popen([sys.executable, "-c", "import symmem.testing as t; t._child()"], env=e,
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+                                      stdout=f, stderr=subprocess.STDOUT))
     deadline = time.monotonic() + timeout
-    outs = [None] * n
     timed_out = False
-    for pe, p in enumerate(procs):
-        try:
-            outs[pe] = p.communicate(timeout=max(deadline - time.monotonic(), 0.1))[0]
-        except subprocess.TimeoutExpired:
-            timed_out = True
+    failed_at = first_failed = None
+    while [p.poll() for p in procs].count(None):
+        now = time.monotonic()
+        if failed_at is None:
+            bad = [i for i, p in enumerate(procs) if p.returncode not in (None, 0)]
+            if bad:
+                failed_at, first_failed = now, bad[0]  # the others get a moment to report, then stop
+        if now >= deadline or (failed_at is not None and now - failed_at > 2.0):
+            timed_out = failed_at is None
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+            for p in procs:
+                p.wait()
             break
-    if timed_out:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-        for pe, p in enumerate(procs):
-            if outs[pe] is None:
-                outs[pe] = p.communicate()[0]
+        time.sleep(0.02)
+    outs = []
+    for f in files:
+        f.seek(0)
+        outs.append(f.read())
+        f.close()
     codes = [p.returncode for p in procs]
     if timed_out or any(codes):
-        first = next((i for i, c in enumerate(codes) if c), None)
+        first = first_failed if first_failed is not None else next((i for i, c in enumerate(codes) if c), None)
         lines = ["symmem job of %d PEs failed: %s" % (n, "timed out after %s s" % timeout if timed_out
                                                      else "PE %d exited with %d" % (first, codes[first]))]
         for pe in range(n):

@@ -16,5 +16,5 @@ except sm.SymmetryError as e:
     msg = str(e)
     print("PE %d: %s" % (me, msg), flush=True)
     assert isinstance(e, ValueError)
-    assert "mismatch.py:12" in msg and "mismatch.py:14" in msg, msg
+    assert "PE 0 mismatch.py:11" in msg and "PE 1 mismatch.py:13" in msg, msg
 sm.finalize()
