@@ -92,6 +92,7 @@ def python_side(scale):
     best("allreduce_8B", mid, True, loop_red8)
     best("allreduce_1MiB", big, True, loop_red1m)
     best("allreduce_8B_value_style", mid, True, loop_value8)
+    del a1, rs1, rd1
     for x in (a, b, c, rs, rd):
         sm.free(x)
     sm.finalize()

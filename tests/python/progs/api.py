@@ -121,7 +121,7 @@ check(sm.test(flags, "==", left + 1, index=left), "test")
 sm.barrier_all()
 for pe in range(n):
     sm.atomic_set(flags, 1, pe, index=me)
-sm.wait_until_all(flags, ">=", 1)
+sm.wait_until_all(flags, "==", 1)  # the first phase left values >= 1 too: wait for exactly 1
 check(sm.test_all(flags, ">=", 1), "wait_until_all/test_all")
 check(sm.wait_until_any(flags, "==", 1) is not None, "wait_until_any")
 check(sm.wait_until_some(flags, "==", 1) == list(range(n)), "wait_until_some")
@@ -255,6 +255,8 @@ try:
     import torch
 except ImportError:
     torch = None
+if n > 2:
+    torch = None  # covered at 2 PEs; importing torch costs seconds per process
 if torch is not None:
     tb = sm.zeros(8, dtype=np.float32)
     t = torch.from_dlpack(tb)
