@@ -128,6 +128,17 @@ check(sm.wait_until_some(flags, "==", 1) == list(range(n)), "wait_until_some")
 check(sm.wait_until_all_vector(flags, ">=", np.ones(n, np.int64)) is None, "vector")
 check(sm.test_any(flags, "==", 99) is None, "test_any none")
 check(sm.wait_until_any(flags, "==", 1, status=[0] + [1] * (n - 1)) == 0, "status excludes")
+check(sm.test_some_vector(flags, "==", np.ones(n, np.int64)) == list(range(n)), "test_some_vector")
+check(sm.wait_until_any_vector(flags, "==", np.ones(n, np.int64)) is not None, "wait_until_any_vector")
+sm.sync_all()
+sm.TEAM_WORLD.sync()
+sig2 = sm.signals(1)
+d2 = sm.zeros(4)
+sm.barrier_all()
+sm.put_signal_nbi(d2, np.full(4, 1.0 + me), sig2, 1, right)
+sm.quiet()
+sm.signal_wait_until(sig2, "==", 1)
+check((d2 == 1.0 + left).all(), "put_signal_nbi")
 sm.barrier_all()
 
 # ---- locks and contexts
@@ -141,6 +152,9 @@ for _ in range(10):
         sm.quiet()
 sm.barrier_all()
 check(sm.g(tot, 0, index=0) == 10 * n, "lock protects a read-modify-write")
+if lk.test():
+    lk.release()
+sm.barrier_all()
 with sm.Ctx(sm.CTX.PRIVATE) as ctx:
     ctx.put(a[:4], np.ones(4), right)
     ctx.quiet()
