@@ -22,7 +22,9 @@
 #include <chrono>
 #include <complex>
 #include <cstring>
+#include <array>
 #include <list>
+#include <utility>
 #include <memory>
 #include <string>
 #include <thread>
@@ -1117,6 +1119,133 @@ void copy_failed(int err, uintptr_t dst, uintptr_t src, size_t n) {
   raise(exc->invalid, std::string("cannot check an int address range (process_vm_readv: ") + std::strerror(err) + ")");
 }
 
+
+void set_error(const symmem::Error& e) {
+  py::object cls;
+  switch (e.code()) {
+    case Errc::kInvalidArgument: cls = exc->invalid; break;
+    case Errc::kTimeout: cls = exc->timeout; break;
+    case Errc::kNoMemory: cls = exc->heap; break;
+    case Errc::kState: cls = exc->state; break;
+    case Errc::kMismatch: cls = exc->symmetry; break;
+    case Errc::kIo:
+    case Errc::kRefused: cls = exc->init; break;
+    default: cls = exc->base; break;
+  }
+  PyErr_SetString(cls.ptr(), e.what());
+}
+
+// ---------------------------------------------------------------- vectorcall entry points
+// The calls of the small-message path (put, get, p, g, atomics) as METH_FASTCALL builtins
+// bound to their runtime: no pybind11 dispatcher, and index= without building a kwargs
+// dict. Arguments: positional, or by name (kwnames).
+struct FastArgs {
+  PyObject* const* args;
+  Py_ssize_t nargs;
+  PyObject* kwnames;
+  const char* call;
+  // Argument i, called `name`; nullptr when absent.
+  PyObject* at(Py_ssize_t i, const char* name) const {
+    if (i < nargs) return args[i];
+    if (kwnames)
+      for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k)
+        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), name) == 0) return args[nargs + k];
+    return nullptr;
+  }
+  PyObject* need(Py_ssize_t i, const char* name) const {
+    PyObject* o = at(i, name);
+    if (!o) {
+      PyErr_Format(PyExc_TypeError, "%s() missing argument '%s'", call, name);
+      throw py::error_already_set();
+    }
+    return o;
+  }
+  int pe(Py_ssize_t i) const {
+    PyObject* o = need(i, "pe");
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+    if (v < INT32_MIN || v > INT32_MAX) return -1;
+    return int(v);
+  }
+  void check(Py_ssize_t max_pos, std::initializer_list<const char*> names) const {
+    if (nargs > max_pos) {
+      PyErr_Format(PyExc_TypeError, "%s() takes at most %zd positional arguments", call, max_pos);
+      throw py::error_already_set();
+    }
+    if (!kwnames) return;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k) {
+      bool ok = false;
+      for (const char* n : names) ok |= PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), n) == 0;
+      if (!ok) {
+        PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", call, PyTuple_GET_ITEM(kwnames, k));
+        throw py::error_already_set();
+      }
+    }
+  }
+};
+
+template <int Kind>
+PyObject* fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  static const char* const names[] = {"put", "get", "p", "g"};
+  try {
+    PyRt& r = *static_cast<PyRt*>(PyCapsule_GetPointer(cap, nullptr));
+    if constexpr (Kind < 2) {
+      FastArgs a{args, nargs, kwnames, names[Kind]};
+      a.check(3, {"dst", "src", "pe"});
+      rma(r, Kind == 0, false, a.need(0, "dst"), a.need(1, "src"), a.pe(2));
+      Py_RETURN_NONE;
+    } else if constexpr (Kind == 2) {
+      FastArgs a{args, nargs, kwnames, "p"};
+      a.check(3, {"dst", "value", "pe", "index"});
+      PyObject* idx = a.at(99, "index");
+      p_(r, a.need(0, "dst"), a.need(1, "value"), a.pe(2), idx ? py::handle(idx) : py::handle(Py_None));
+      Py_RETURN_NONE;
+    } else if constexpr (Kind == 3) {
+      FastArgs a{args, nargs, kwnames, "g"};
+      a.check(2, {"src", "pe", "index"});
+      PyObject* idx = a.at(99, "index");
+      return g_(r, a.need(0, "src"), a.pe(1), idx ? py::handle(idx) : py::handle(Py_None)).release().ptr();
+    } else {
+      constexpr Amo k = Amo(Kind - 4);
+      constexpr bool two = k == kCswap, none = k == kFetch || k == kFetchInc || k == kInc;
+      FastArgs a{args, nargs, kwnames, kAmoName[k]};
+      PyObject* idx = a.at(99, "index");
+      py::handle ih = idx ? py::handle(idx) : py::handle(Py_None);
+      py::object out;
+      if constexpr (none) {
+        a.check(2, {"a", "pe", "index"});
+        out = amo(r, k, a.need(0, "a"), py::none(), py::none(), a.pe(1), ih);
+      } else if constexpr (two) {
+        a.check(4, {"a", "cond", "value", "pe", "index"});
+        out = amo(r, k, a.need(0, "a"), a.need(1, "cond"), a.need(2, "value"), a.pe(3), ih);
+      } else {
+        a.check(3, {"a", "value", "pe", "index"});
+        out = amo(r, k, a.need(0, "a"), a.need(1, "value"), py::none(), a.pe(2), ih);
+      }
+      return out.release().ptr();
+    }
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const symmem::Error& e) {
+    set_error(e);
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+const char* fast_name(int k) {
+  static const char* const first[] = {"put", "get", "p", "g"};
+  return k < 4 ? first[k] : kAmoName[k - 4];
+}
+
+template <int... K>
+std::array<PyMethodDef, sizeof...(K)> fast_defs(std::integer_sequence<int, K...>) {
+  return {PyMethodDef{fast_name(K), reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_call<K>)),
+                      METH_FASTCALL | METH_KEYWORDS, nullptr}...};
+}
 }  // namespace
 
 // ---------------------------------------------------------------- the module
@@ -1134,18 +1263,7 @@ PYBIND11_MODULE(_symmem, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const symmem::Error& e) {
-      py::object cls;
-      switch (e.code()) {
-        case Errc::kInvalidArgument: cls = exc->invalid; break;
-        case Errc::kTimeout: cls = exc->timeout; break;
-        case Errc::kNoMemory: cls = exc->heap; break;
-        case Errc::kState: cls = exc->state; break;
-        case Errc::kMismatch: cls = exc->symmetry; break;
-        case Errc::kIo:
-        case Errc::kRefused: cls = exc->init; break;
-        default: cls = exc->base; break;
-      }
-      PyErr_SetString(cls.ptr(), e.what());
+      set_error(e);
     }
   });
 
@@ -1265,6 +1383,20 @@ PYBIND11_MODULE(_symmem, m) {
       .def(py::init<>())
       .def("init", &init_rt, A("uid"), A("pe"), A("n_pes"), A("heap_size"), A("instance"), A("timeout"), A("tls"))
       .def("finalize", &finalize_rt, A("timeout"))
+      .def("_fast",
+           [](py::object self) {
+             // put, get, p, g, then the atomics in kAmoName order, bound to this runtime
+             static auto defs = fast_defs(std::make_integer_sequence<int, 4 + kXor + 1>{});
+             PyRt& r = self.cast<PyRt&>();
+             auto cap = py::reinterpret_steal<py::object>(PyCapsule_New(&r, nullptr, [](PyObject* c) {
+               Py_XDECREF(static_cast<PyObject*>(PyCapsule_GetContext(c)));  // the runtime it keeps alive
+             }));
+             PyCapsule_SetContext(cap.ptr(), self.inc_ref().ptr());
+             py::dict out;
+             for (auto& d : defs)
+               out[d.ml_name] = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&d, cap.ptr(), nullptr));
+             return out;
+           })
       .def("_abandon", [](PyRt& r) {  // leave without waiting for anyone (the process is dying)
         r.broken = true;
         return finalize_rt(r, 0);

@@ -38,7 +38,7 @@ SIGNAL_SET, SIGNAL_ADD = "set", "add"
 
 # The hot calls: the default runtime's native methods themselves.
 for _n in _FAST:
-    globals()[_n] = getattr(_default._c, _n)
+    globals()[_n] = getattr(_default, _n)
 del _n
 
 

@@ -137,6 +137,8 @@ class Runtime:
         self.team_shared = None
         for name in FAST:
             setattr(self, name, getattr(self._c, name))
+        for name, fn in self._c._fast().items():  # vectorcall forms of put/get/p/g/atomics
+            setattr(self, name, fn)
         if not _defer:
             if instance is None:
                 _instances[0] += 1
