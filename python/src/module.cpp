@@ -95,7 +95,7 @@ struct DeadlinePassed {};
 
 // ---------------------------------------------------------------- arrays
 
-constexpr size_t kReleaseGilBytes = 64 << 10;  // put/get of this much or more release the GIL
+constexpr size_t kReleaseGilBytes = 256 << 10;  // put/get of this much or more release the GIL
 constexpr int kTeamCounters = 64;               // a Runtime has at most 64 team slots
 constexpr size_t kSiteBytes = 256;
 constexpr size_t kCtlBytes = kTeamCounters * 8 + kSiteBytes;
