@@ -6,6 +6,8 @@
 #                               docs/performance.csv and docs/perf_*.png
 #   bench/compare.sh --quick    a fast run of the whole pipeline (few sizes, 2 and 4 PEs);
 #                               writes into build/bench/quick/ and leaves docs/ alone
+#   bench/compare.sh --python   the Python module against the same calls from C, same run
+#                               (bench/python_calls.py, a few seconds at 2 PEs); prints the table
 #
 # Options: --npes "2 4 8"  --out DIR  --build DIR  --timeout S (per run)  --args "..." (to
 # every benchmark program, e.g. --args "--sizes 8,1M")  --wait-quiet MIN (first wait up to
@@ -36,6 +38,7 @@ root=$(cd "$here/.." && pwd)
 cd "$root"
 
 quick=0
+python_only=0
 npes_list="2 4 8"
 build=build
 out=""
@@ -47,6 +50,7 @@ repeat2=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
+    --python) python_only=1 ;;
     --npes) npes_list=$2; shift ;;
     --out) out=$2; shift ;;
     --build) build=$2; shift ;;
@@ -60,6 +64,11 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+if [ $python_only = 1 ]; then
+  cmake --build "$build" -j2 --target _symmem bench_py_calls symmem-run >/dev/null
+  echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uptime | sed 's/.*load average/load average/')"
+  exec /usr/bin/python3 "$here/python_calls.py" --build "$build"
+fi
 if [ $quick = 1 ]; then
   : "${out:=$build/bench/quick}"
   : "${run_timeout:=60}"

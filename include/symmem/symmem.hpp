@@ -31,6 +31,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -89,6 +90,23 @@ class SYMMEM_API Runtime {
   int my_pe() const;
   int n_pes() const;
   uint64_t heap_size() const;
+  // This PE's use of its symmetric heap (the same on every PE, allocation being collective).
+  struct HeapStats {
+    uint64_t size = 0;          // heap_size()
+    uint64_t used = 0;          // bytes in live blocks (rounded as allocated)
+    uint64_t largest_free = 0;  // the largest block an allocation can still get
+    size_t blocks = 0;          // live blocks
+  };
+  HeapStats heap_stats() const;
+
+  // A check every blocking wait of this Runtime calls (barriers, syncs, collectives,
+  // wait_until, signal_wait_until, allocation's barrier) before each sleep, once the wait
+  // has spun and yielded: at most about 1 ms apart while it waits, never on the fast path.
+  // When check() throws, the wait ends by that exception. The interrupted call has then
+  // left its collective half done: use the Runtime only to end the job (its destructor
+  // waits for the other PEs; a program that leaves on a timeout need not destroy it). An
+  // empty function removes the check. The Python module uses it for Ctrl-C and timeouts.
+  void set_wait_check(std::function<void()> check);
 
   // ---- symmetric memory (collective: same sizes, same order on every PE) ----
   // Returns nullptr when the heap (or /dev/shm) cannot satisfy the request, on every PE.

@@ -60,6 +60,10 @@ class SYMMEM_API Team {
   // This PE's number in the team and the team's size; -1 on an invalid team.
   int my_pe() const;
   int n_pes() const;
+  // The team's slot in the Runtime (0 world, 1 shared, 2.. splits): the same number on
+  // every member, unique among the Runtime's live teams, reused after destroy(); -1 on an
+  // invalid team. For per-team state kept by layers above (the Python module's counters).
+  int index() const;
   // The number in `other` of this team's PE `pe`, or -1 when it is not a member of
   // `other` (or either team is invalid, or pe is out of range). Not collective.
   int translate_pe(int pe, const Team& other) const;

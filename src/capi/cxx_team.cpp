@@ -100,6 +100,7 @@ void Team::destroy() {
 
 int Team::my_pe() const { return s_ ? s_->me : -1; }
 int Team::n_pes() const { return s_ ? s_->size : -1; }
+int Team::index() const { return s_ ? s_->slot : -1; }
 
 int Team::translate_pe(int pe, const Team& other) const {
   if (!s_ || !other.s_ || s_->rt != other.s_->rt || pe < 0 || pe >= s_->size) return -1;

@@ -422,6 +422,15 @@ Runtime::~Runtime() = default;
 int Runtime::my_pe() const { return impl_->rank_; }
 int Runtime::n_pes() const { return impl_->npes_; }
 uint64_t Runtime::heap_size() const { return impl_->heap_size_; }
+Runtime::HeapStats Runtime::heap_stats() const {
+  HeapStats h;
+  h.size = impl_->heap_size_;
+  h.used = impl_->alloc_->bytes_in_use();
+  h.largest_free = impl_->alloc_->largest_free();
+  h.blocks = impl_->alloc_->live_block_count();
+  return h;
+}
+void Runtime::set_wait_check(std::function<void()> check) { impl_->wait_check_ = std::move(check); }
 void* Runtime::malloc(size_t n) { return impl_->collective_alloc("malloc", AllocOp::kMalloc, n, 64, nullptr); }
 void* Runtime::calloc(size_t c, size_t s) {
   if (s && c > SIZE_MAX / s) impl_->fail(Errc::kInvalidArgument, "calloc", "%zu x %zu bytes overflows", c, s);

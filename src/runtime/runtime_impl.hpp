@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -140,6 +141,7 @@ struct Runtime::Impl {
       } else {
         // The slow path: is the job failing (a PE died or stopped)? One load per sleep.
         if (SYMMEM_UNLIKELY(failing_word_->load(std::memory_order_relaxed) != 0)) job_failing_seen();
+        if (SYMMEM_UNLIKELY(wait_check_ != nullptr)) wait_check_();  // Runtime::set_wait_check
         sleep_once(b);
       }
     } while (!done());
@@ -206,6 +208,7 @@ struct Runtime::Impl {
   uint64_t heap_size_ = 0;
   uintptr_t my_heap_ = 0;
   WaitPolicy wait_;
+  std::function<void()> wait_check_;  // Runtime::set_wait_check; empty: none
   // Spin polls wait_word_ge currently allows (adapted per wait; see runtime.cpp).
   std::atomic<int> spin_budget_{0};
   static constexpr int kMinSpin = 8;

@@ -633,3 +633,53 @@ TEST(CxxSignal, PutSignalAndWaits) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- hooks for layers above
+
+namespace hooks {
+
+TEST(CxxRuntime, HeapStats) {
+  auto before = rt().heap_stats();
+  EXPECT_EQ(before.size, rt().heap_size());
+  auto buf = rt().alloc<double>(1000);
+  auto after = rt().heap_stats();
+  EXPECT_GE(after.used, before.used + 8000);
+  EXPECT_EQ(after.blocks, before.blocks + 1);
+  EXPECT_LE(after.largest_free, after.size - after.used);
+  rt().free(buf);
+  EXPECT_EQ(rt().heap_stats().used, before.used);
+}
+
+// The check runs inside a wait that cannot end by itself, and its exception ends the wait.
+TEST(CxxRuntime, WaitCheckEndsAWait) {
+  auto flag = rt().alloc<long>(1);
+  flag[0] = 0;
+  rt().barrier_all();
+  int calls = 0;
+  rt().set_wait_check([&] {
+    if (++calls == 3) throw std::runtime_error("stop waiting");
+  });
+  EXPECT_THROW(rt().wait_until(flag.data(), Cmp::kEq, 1L), std::runtime_error);  // nobody sets it
+  EXPECT_EQ(calls, 3);
+  rt().set_wait_check({});
+  rt().barrier_all();
+  rt().free(flag);
+}
+
+TEST(CxxTeam, IndexIsTheSameOnEveryMember) {
+  Team world = rt().team_world();
+  EXPECT_EQ(world.index(), 0);
+  EXPECT_EQ(rt().team_shared().index(), 1);
+  EXPECT_EQ(Team().index(), -1);
+  Team t = world.split_strided(0, 1, npes());
+  auto idx = rt().alloc<int>(npes() + 1);
+  idx[0] = t.index();
+  world.barrier();
+  world.fcollect(idx.subspan(1, npes()), idx.subspan(0, 1));
+  for (int p = 0; p < npes(); ++p) EXPECT_EQ(idx[1 + p], t.index());
+  EXPECT_GE(t.index(), 2);
+  t.destroy();
+  rt().free(idx);
+}
+
+}  // namespace hooks

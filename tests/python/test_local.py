@@ -1,0 +1,254 @@
+"""One-PE tests in the pytest process (no launcher: a 1-PE job): argument checks and error
+classes, arrays, DLPack/torch, unique ids, lifetime rules. Multi-PE behaviour is in
+test_driver.py."""
+import pickle
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import symmem as sm
+
+
+@pytest.fixture(scope="module", autouse=True)
+def job():
+    sm.init(heap_size="256M", timeout=30)
+    yield
+    sm.finalize()
+
+
+def test_not_initialized_is_a_state_error():
+    rt = sm.Runtime(_defer=True)
+    with pytest.raises(sm.StateError, match="not initialized"):
+        rt.put(np.zeros(1), np.zeros(1), 0)
+
+
+def test_one_pe_job_and_info():
+    assert sm.my_pe() == 0 and sm.n_pes() == 1
+    i = sm.info()
+    assert i["n_pes"] == 1 and i["heap"]["size"] == 256 << 20 and i["spec"] == "OpenSHMEM 1.5"
+    assert sm.init() is sm.current()  # idempotent
+
+
+def test_arrays_are_plain_ndarrays_in_the_heap():
+    for make in (lambda: sm.empty((3, 4), np.int16), lambda: sm.zeros(5), lambda: sm.ones(5, np.int8),
+                 lambda: sm.full((2, 2), 7.5), lambda: sm.array([[1, 2], [3, 4]]),
+                 lambda: sm.empty_like(np.zeros((2, 3))), lambda: sm.zeros_like(np.ones(4, np.uint32))):
+        a = make()
+        assert type(a) is np.ndarray and sm.is_symmetric(a) and sm.is_symmetric(a[1:])
+        assert a.ctypes.data % 64 == 0
+        sm.free(a)
+
+
+def test_dlpack_is_zero_copy():
+    a = sm.zeros(16, np.float32)
+    b = np.from_dlpack(a)
+    assert b.ctypes.data == a.ctypes.data
+    torch = pytest.importorskip("torch")
+    t = torch.from_dlpack(a)
+    t[3] = 5
+    assert a[3] == 5 and t.data_ptr() == a.ctypes.data
+    sm.put(t[:2], torch.ones(2), 0)  # a tensor destination and source
+    assert (a[:2] == 1).all()
+    del t, b
+    sm.free(a)
+
+
+def test_wrong_dtype_is_a_type_error():
+    a = sm.zeros(4)
+    with pytest.raises(TypeError, match="dtypes differ"):
+        sm.put(a, np.zeros(4, np.float32), 0)
+    with pytest.raises(sm.DTypeError):
+        sm.atomic_fetch_add(a, 1, 0, index=0)  # float64 is not a standard AMO type
+    with pytest.raises(TypeError):
+        sm.TEAM_WORLD.reduce(a, a, op="xor")  # bitwise op on floats
+    i = sm.zeros(1, np.int32)
+    with pytest.raises(TypeError):
+        sm.p(i, 1.5, 0)  # a float into an int array
+    sm.free(a)
+    sm.free(i)
+
+
+def test_short_destination_is_a_value_error():
+    a = sm.zeros(4)
+    with pytest.raises(ValueError, match="shapes differ"):
+        sm.put(a[:3], np.zeros(4), 0)  # never a silent min of the two
+    with pytest.raises(sm.ShapeError):
+        sm.get(np.zeros(2), a, 0)
+    with pytest.raises(ValueError):
+        sm.TEAM_WORLD.fcollect(a[:0], a[:1])
+    sm.free(a)
+
+
+def test_non_symmetric_destination():
+    local = np.zeros(4)
+    with pytest.raises(sm.NotSymmetricError) as e:
+        sm.put(local, np.ones(4), 0)
+    assert isinstance(e.value, ValueError)
+    with pytest.raises(sm.NotSymmetricError):
+        sm.atomic_add(np.zeros(1, np.int64), 1, 0, index=0)
+    with pytest.raises(ValueError):
+        sm.free(local)
+
+
+def test_bad_pe_is_an_index_error():
+    a = sm.zeros(4)
+    for pe in (1, -1, 10**6):
+        with pytest.raises(IndexError, match="out of range"):
+            sm.put(a, np.zeros(4), pe)
+    with pytest.raises(sm.PEError):
+        sm.g(a, 2, index=0)
+    with pytest.raises(IndexError):
+        sm.g(a, 0, index=4)  # a bad element index too
+    with pytest.raises(IndexError):
+        sm.TEAM_WORLD.broadcast(a, a, root=3)
+    sm.free(a)
+
+
+def test_heap_exhausted_is_a_memory_error():
+    with pytest.raises(MemoryError) as e:
+        sm.zeros(1 << 30, np.uint8)  # 1 GiB from a 256 MiB heap
+    msg = str(e.value)
+    assert isinstance(e.value, sm.HeapExhausted) and "asked 1073741824" in msg and "SHMEM_SYMMETRIC_SIZE" in msg
+    assert "heap 268435456" in msg and "test_local.py" in msg
+    a = sm.zeros(10)  # the heap still works
+    sm.free(a)
+
+
+def test_timeouts_and_bad_values():
+    flag = sm.zeros(1, np.int64)
+    with pytest.raises(TimeoutError) as e:
+        sm.wait_until(flag, "==", 1, index=0, timeout=0.2)
+    assert isinstance(e.value, sm.Timeout)
+    with pytest.raises(ValueError):
+        sm.wait_until(flag, "~~", 1, index=0)
+    with pytest.raises(ValueError):
+        sm.wait_until(flag, "==", 1, timeout=-1)
+    sm.free(flag)
+
+
+def test_free_with_live_views_raises_buffer_error():
+    a = sm.zeros(10)
+    v = a[2:5]
+    with pytest.raises(BufferError):
+        sm.free(a)
+    del v
+    sm.free(a)
+    with pytest.raises(sm.StateError):
+        sm.free(a)  # twice
+
+
+def test_dropped_array_warns_and_collect_frees_it():
+    used = sm.heap_stats()["used"]
+    with pytest.warns(ResourceWarning, match=r"test_local.py:\d+"):
+        x = sm.zeros(1000)
+        del x
+    assert any(o for *_, o in sm.allocations())
+    assert sm.heap_stats()["used"] > used
+    assert sm.collect() == 1
+    assert sm.heap_stats()["used"] == used
+
+
+def test_scoped_frees_on_exit_even_on_error():
+    used = sm.heap_stats()["used"]
+    with pytest.raises(RuntimeError):
+        with sm.scoped(100, np.int32) as a:
+            a[:] = 1
+            raise RuntimeError("boom")
+    assert sm.heap_stats()["used"] == used
+
+
+def test_nbi_keeps_its_buffers_alive_until_quiet():
+    import weakref
+    dst = sm.zeros(1000)
+    src = np.arange(1000.0)
+    r = weakref.ref(src)
+    sm.put_nbi(dst, src, 0)
+    del src
+    assert r() is not None
+    sm.quiet()
+    assert r() is None and dst[999] == 999
+    sm.free(dst)
+
+
+def test_peer_view_and_readonly():
+    a = sm.zeros(4)
+    v = sm.peer(a, 0, readonly=True)
+    assert v.ctypes.data == a.ctypes.data and not v.flags.writeable
+    with pytest.raises(ValueError):
+        v[0] = 1
+    del v
+    sm.free(a)
+
+
+def test_unique_id_bytes_pickle_and_text():
+    uid = sm.get_unique_id()
+    b = bytes(uid)
+    assert len(b) == 136
+    assert pickle.loads(pickle.dumps(uid)) == uid
+    assert sm.UniqueId.from_bytes(b) == uid == sm.UniqueId.from_string(str(uid))
+    with pytest.raises(ValueError):
+        sm.UniqueId(b"short")
+
+
+def test_compat_int_addresses_are_range_checked():
+    import symmem.compat as shmem
+    addr = shmem.shmem_malloc(64)
+    src = np.arange(16, dtype=np.float32)
+    shmem.shmem_putmem(addr + 0, src, 64, 0)
+    out = np.zeros(16, np.float32)
+    shmem.shmem_getmem(out, addr, 64, 0)
+    assert np.array_equal(out, src)
+    with pytest.raises(sm.NotSymmetricError):
+        shmem.shmem_putmem(12345, src, 64, 0)  # an int outside the heap: an exception, not a segfault
+    with pytest.raises(ValueError):
+        shmem.shmem_putmem(addr, 8, 64, 0)  # an unmapped source address
+    with pytest.raises(ValueError):
+        shmem.shmem_getmem(16, addr, 64, 0)  # an unmapped destination address
+    buf = shmem.malloc(32)
+    v = np.frombuffer(buf, dtype=np.float32)
+    shmem.put(dest=0, dest_idx=2, source=src.ctypes.data, nelems=4)
+    assert np.array_equal(v[2:6], src[:4])
+    with pytest.raises(ValueError):
+        shmem.put(dest=0, dest_idx=6, source=src, nelems=4)  # past the window
+    torch = pytest.importorskip("torch")
+    t = torch.frombuffer(buf, dtype=torch.float32)
+    assert t.data_ptr() == buf.addr
+    got = torch.zeros(4)
+    shmem.get(dest=got.data_ptr(), source=0, source_idx=2, nelems=4)
+    assert got.tolist() == src[:4].tolist()
+    del v, t
+    shmem.free(buf)
+    shmem.shmem_free(addr)
+
+
+def test_aclshmem_names():
+    import symmem.compat.aclshmem as acl
+    assert acl.my_pe() == 0 and acl.pe_count() == 1
+    p = acl.aclshmem_malloc(128)
+    src = np.arange(32, dtype=np.int32)
+    assert acl.aclshmem_putmem(p, src, 128, 0) == 0
+    assert acl.aclshmem_ptr(p, 0) == p
+    with pytest.raises(sm.NotSymmetricError):
+        acl.aclshmem_ptr(64, 0)
+    acl.aclshmem_free(p)
+    assert acl.shmem_finialize is acl.aclshmem_finialize is acl.aclshmem_finalize
+
+
+def test_error_family():
+    for cls, base in ((sm.HeapExhausted, MemoryError), (sm.NotSymmetricError, ValueError), (sm.DTypeError, TypeError),
+                      (sm.PEError, IndexError), (sm.Timeout, TimeoutError), (sm.SymmetryError, ValueError)):
+        assert issubclass(cls, sm.Error) and issubclass(cls, base)
+
+
+def test_bad_input_does_not_crash():
+    a = sm.zeros(4)
+    for bad in (None, "x", object(), [1, "a"]):
+        with pytest.raises((TypeError, ValueError)):
+            sm.put(a, bad, 0)
+    with pytest.raises(TypeError):
+        sm.put(a, np.array(["a"] * 4), 0)
+    with pytest.raises(TypeError):
+        sm.p(a, "x", 0, index=0)
+    sm.free(a)
