@@ -37,6 +37,9 @@ struct HeapParams {
   uint64_t static_size = 0;  // S: address space per PE for its copy of the program's globals
   uint64_t commit_chunk = 2ull << 20;
   double timeout_s = 60;
+  // PEs whose objects this PE maps (those of its node); empty: all. The others' ranges
+  // stay reserved (PROT_NONE): their addresses are the transport's remote addresses.
+  std::vector<uint8_t> map_pe;
 };
 
 class SymmetricHeap {

@@ -36,6 +36,12 @@ Runtime::Impl::~Impl() {
     barrier_all();
     finalized_ = true;
   }
+  if (ucx_ && epoch_store_) {
+    // Collective: flush, close the endpoints, stop the progress thread.
+    Status s = ucx_->close(*epoch_store_);
+    if (!s.ok()) log_pe(LogLevel::kWarn, rank_, "finalize: closing UCX: %s", s.message().c_str());
+  }
+  ucx_.reset();
 }
 
 // PE r takes the (r mod m)-th of the m CPUs this process may use, round-robin (as
@@ -107,6 +113,7 @@ void Runtime::Impl::strided_sync(int start, int stride, int size, uint64_t off, 
   // shmem_sync: this PE's earlier stores are visible to the others once they leave the
   // sync, non-temporal ones included (the notify below is a locked instruction, which
   // orders only ordinary stores for certain).
+  if (SYMMEM_UNLIKELY(!all_shm_) && !group_on_node(start, stride, size)) return net_sync(start, stride, size, off, epoch);
   shm::fence();
   if (size <= 1) return;
   uint32_t e = ++*epoch;
@@ -167,6 +174,14 @@ void Runtime::Impl::sync_all() {
 }
 
 // ---------------------------------------------------------------- collective allocation
+
+// PE pe's record of call `seq`: read in place on the node, fetched into *copy off it.
+const AllocRecord& Runtime::Impl::peer_alloc_record(int pe, uint64_t seq, AllocRecord* copy) {
+  AllocRecord* r = &meta(pe)->alloc[seq & 1];
+  if (!off_node(pe)) return *r;
+  rget(copy, r, sizeof(AllocRecord), pe);
+  return *copy;
+}
 
 // Every PE records what it asked for, allocates locally (deterministic, so offsets agree),
 // commits the memory, then meets the others in a barrier and reads their records: a PE
@@ -230,7 +245,8 @@ void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size,
   bool all_ok = ok;
   for (int pe = 0; pe < npes_; ++pe) {
     if (pe == rank_) continue;
-    const AllocRecord& r = meta(pe)->alloc[seq & 1];
+    AllocRecord copy;
+    const AllocRecord& r = peer_alloc_record(pe, seq, &copy);
     uint64_t rs = r.seq.load(std::memory_order_acquire);
     if (rs != seq || r.op != rec.op || r.size != rec.size || r.align != rec.align ||
         (r.ok && ok && r.offset != rec.offset)) {
@@ -280,7 +296,8 @@ void Runtime::Impl::collective_free(const char* call, void* ptr) {
   sync_all();
   for (int pe = 0; pe < npes_; ++pe) {
     if (pe == rank_) continue;
-    const AllocRecord& r = meta(pe)->alloc[seq & 1];
+    AllocRecord copy;
+    const AllocRecord& r = peer_alloc_record(pe, seq, &copy);
     uint64_t rs = r.seq.load(std::memory_order_acquire);
     if (rs != seq || r.op != rec.op || r.offset != rec.offset)
       fail(Errc::kMismatch, call, "collective memory call #%" PRIu64 " mismatch: this PE called shmem_free(%p) but "
@@ -360,8 +377,8 @@ void* Runtime::realloc(void* p, size_t n) {
 void Runtime::free(void* p) { impl_->collective_free("free", p); }
 void Runtime::put(void* d, const void* s, size_t n, int pe) { impl_->put("put", d, s, n, pe); }
 void Runtime::get(void* d, const void* s, size_t n, int pe) { impl_->get("get", d, s, n, pe); }
-void Runtime::put_nbi(void* d, const void* s, size_t n, int pe) { impl_->put("put_nbi", d, s, n, pe); }
-void Runtime::get_nbi(void* d, const void* s, size_t n, int pe) { impl_->get("get_nbi", d, s, n, pe); }
+void Runtime::put_nbi(void* d, const void* s, size_t n, int pe) { impl_->put_nbi("put_nbi", d, s, n, pe); }
+void Runtime::get_nbi(void* d, const void* s, size_t n, int pe) { impl_->get_nbi("get_nbi", d, s, n, pe); }
 void Runtime::fence() { impl_->fence(); }
 void Runtime::quiet() { impl_->quiet(); }
 void Runtime::barrier_all() { impl_->barrier_all(); }

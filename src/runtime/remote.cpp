@@ -1,0 +1,106 @@
+// The runtime's off-node side: connecting the UCX transport at init, the out-of-line UCX
+// calls of the data path, and the cross-node synchronisation (docs/multinode.md).
+#include <time.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+
+#include "common/log.hpp"
+#include "runtime/meta.hpp"
+#include "runtime/runtime_impl.hpp"
+
+namespace symmem {
+
+void Runtime::Impl::connect_ucx(const std::string& tag) {
+  UcxParams p;
+  p.rank = rank_;
+  p.npes = npes_;
+  p.remote.resize(size_t(npes_));
+  for (int pe = 0; pe < npes_; ++pe) p.remote[size_t(pe)] = routes_[pe] != Route::kShm;
+  // The heap, the metadata region and the static data, each at the global layout.
+  p.regions.push_back({reinterpret_cast<uintptr_t>(heap_->heap(0)), heap_->heap_size(), heap_->heap_size()});
+  p.regions.push_back({reinterpret_cast<uintptr_t>(heap_->meta(0)), heap_->meta_size(), heap_->meta_size()});
+  if (static_)
+    p.regions.push_back({reinterpret_cast<uintptr_t>(heap_->statics(0)), static_->size(), static_->size()});
+  p.hosts = peer_hosts_;
+  for (int pe = 0; pe < npes_ && size_t(pe) < p.hosts.size(); ++pe)
+    p.hosts[size_t(pe)] += ", node " + node_of_[size_t(pe)];
+  p.progress = cfg_.ucx_progress;
+  if (p.progress != "thread" && p.progress != "inline")
+    fail(Errc::kInvalidArgument, "init", "SYMMEM_UCX_PROGRESS=%s: expected thread or inline", p.progress.c_str());
+  p.timeout_s = cfg_.op_timeout;
+  p.tag = tag + "/ucx";
+  p.fatal = [this](const std::string& msg) {
+    log_pe(LogLevel::kError, rank_, "%s", msg.c_str());
+    global_exit(1);
+  };
+  // Remote atomics and signals land while this PE may sleep in a wait on its own memory.
+  p.after_progress = [this] {
+    WaitWord& w = meta(rank_)->user_wake;
+    if (w.sleepers.load(std::memory_order_seq_cst) != 0) {
+      w.v.fetch_add(1, std::memory_order_seq_cst);
+      futex_wake_shared(&w.v);
+    }
+  };
+  if (!epoch_store_) fail(Errc::kInternal, "init", "PEs on several nodes need the bootstrap store");
+  auto t = UcxTransport::create(p, *epoch_store_);
+  if (!t.ok()) init_failed(t.status().code(), t.status().message());
+  ucx_ = std::move(t).value();
+}
+
+void Runtime::Impl::ucx_put(void* r, const void* src, size_t n, int pe, bool blocking) {
+  if (n) ucx_->put(r, src, n, pe, blocking);
+}
+
+void Runtime::Impl::ucx_get(void* dst, const void* r, size_t n, int pe, bool blocking) {
+  if (n) ucx_->get(dst, r, n, pe, blocking);
+}
+
+void Runtime::Impl::radd32(std::atomic<uint32_t>* word, uint32_t delta, int pe) {
+  if (off_node(pe)) {
+    (void)ucx_->amo(UcxAmo::kAdd, word, delta, 0, 4, pe, false);
+    return;
+  }
+  // The word's sleeper count follows it on the same line (WaitWord); pSync tokens keep
+  // theirs in the high half of the long.
+  word->fetch_add(delta, std::memory_order_seq_cst);
+  auto* sleepers = reinterpret_cast<std::atomic<uint32_t>*>(reinterpret_cast<uint32_t*>(word) + 1);
+  if (sleepers->load(std::memory_order_seq_cst) != 0) futex_wake_shared(word);
+}
+
+void Runtime::Impl::check_net_wait(int64_t* start_ns, int peer, const char* what) {
+  int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (*start_ns == 0) {
+    *start_ns = now;
+    return;
+  }
+  if (double(now - *start_ns) / 1e9 < cfg_.op_timeout) return;
+  std::string who = "PE " + std::to_string(peer);
+  if (size_t(peer) < peer_hosts_.size()) who += " (" + peer_hosts_[size_t(peer)] + ", node " + node_of_[size_t(peer)] + ")";
+  log_pe(LogLevel::kError, rank_, "%s: waited %.1f s for %s (SYMMEM_OP_TIMEOUT): it is hung, stopped or unreachable",
+         what, cfg_.op_timeout, who.c_str());
+  global_exit(1);
+}
+
+// Dissemination over every member whatever its node: round r adds one to member
+// me + 2^r's round word (an epoch count) and waits until its own reaches the epoch. The
+// quiet first makes it a barrier for UCX operations too (on the node they are complete).
+void Runtime::Impl::net_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch) {
+  if (ucx_) ucx_->quiet();
+  shm::fence();
+  if (size <= 1) return;
+  const uint32_t e = ++*epoch;
+  const int me = (rank_ - start) / stride;
+  auto state = [&](int pe) { return reinterpret_cast<SyncState*>(meta_bytes(pe) + off); };
+  for (int round = 0, dist = 1; dist < size; ++round, dist <<= 1) {
+    const int to = start + ((me + dist) % size) * stride;
+    const int from = start + ((me - dist % size + size) % size) * stride;
+    radd32(&state(to)->round[round].v, 1, to);
+    std::atomic<uint32_t>& mine = state(rank_)->round[round].v;
+    net_wait([&] { return int32_t(mine.load(std::memory_order_acquire) - e) >= 0; }, from, "barrier");
+  }
+}
+
+}  // namespace symmem
