@@ -33,12 +33,15 @@ extern "C" {
 void shmem_global_exit(int status) { rt("shmem_global_exit")->global_exit(status); }
 int shmem_my_pe(void) { return rt("shmem_my_pe")->rank_; }
 int shmem_n_pes(void) { return rt("shmem_n_pes")->npes_; }
+// Accessible = reachable by the data transfer routines (shared memory or UCX); shmem_ptr
+// alone is limited to the PEs of this node.
 int shmem_pe_accessible(int pe) {
   auto* r = rt("shmem_pe_accessible");
-  return pe >= 0 && pe < r->npes_ && r->routes_[pe] == symmem::Route::kShm;
+  return pe >= 0 && pe < r->npes_;
 }
 int shmem_addr_accessible(const void* addr, int pe) {
-  return rt("shmem_addr_accessible")->ptr(addr, pe) != nullptr;
+  auto* r = rt("shmem_addr_accessible");
+  return pe >= 0 && pe < r->npes_ && (r->in_heap(addr) || r->in_static(addr));
 }
 void* shmem_ptr(const void* dest, int pe) { return rt("shmem_ptr")->ptr(dest, pe); }
 

@@ -27,6 +27,10 @@ class Group {
   int size() const { return size_; }
   int me() const { return me_; }
   int world_pe(int i) const { return start_ + i * stride_; }
+  int start() const { return start_; }
+  int stride() const { return stride_; }
+  // Member number of world PE w (a member).
+  int index_of(int w) const { return stride_ ? (w - start_) / stride_ : 0; }
   // Every member shares this node: the shared-memory algorithms below apply; otherwise
   // the cross-node ones (coll_net.cpp).
   bool on_node() const { return on_node_; }

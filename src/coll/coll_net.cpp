@@ -48,13 +48,35 @@ void fold(Group& g, void* out, const char* all, int last, size_t n, size_t es, R
 
 void sync(Group& g) { g.sync(); }
 
+// From this size on, only one member per node moves the data between nodes (the node's
+// leader); the others copy it from the leader through shared memory.
+constexpr size_t kHierBytes = 64 << 10;
+
 void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets) {
   if (bytes == 0) return;
+  Runtime::Impl* rt = g.rt();
+  const int me = g.me();
   g.sync();  // the root's source is ready; no member still reads a previous dest
-  if (g.me() != root) pull(g, dest, src, bytes, root);
-  else if (root_gets) move_local(dest, src, bytes);
-  done(g);
-  g.sync();  // nobody still reads the root's source
+  if (bytes < kHierBytes) {
+    if (me != root) pull(g, dest, src, bytes, root);
+    else if (root_gets) move_local(dest, src, bytes);
+    done(g);
+    g.sync();  // nobody still reads the root's source
+    return;
+  }
+  // Members of the root's node copy from the root; each other node's leader pulls over UCX
+  // into its own dest; after the sync that node's other members copy from the leader's.
+  const Runtime::Impl::GroupNodes& gn = rt->group_nodes(g.start(), g.stride(), g.size());
+  const bool root_here = !rt->off_node(g.world_pe(root));
+  const int leader = g.index_of(gn.leader);
+  if (me == root) {
+    if (root_gets) move_local(dest, src, bytes);
+  } else if (root_here || me == leader) {
+    pull(g, dest, src, bytes, root);
+    done(g);
+  }
+  g.sync();
+  if (!root_here && me != leader) pull(g, dest, dest, bytes, leader);
 }
 
 void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
@@ -125,13 +147,23 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
   if (n == 0) return;
   const int size = g.size();
   const size_t bytes = n * es;
-  std::vector<char> all(bytes * size_t(size)), out(bytes);
+  Runtime::Impl* rt = g.rt();
+  const bool hier = bytes >= kHierBytes;
+  const int leader = hier ? g.index_of(rt->group_nodes(g.start(), g.stride(), g.size()).leader) : g.me();
+  std::vector<char> all, out;
   g.sync();
-  for (int i = 0; i < size; ++i) pull(g, all.data() + size_t(i) * bytes, src, bytes, i);
-  done(g);
-  fold(g, out.data(), all.data(), size - 1, n, es, fn);
+  if (g.me() == leader) {  // every member when small; else each node's leader
+    all.resize(bytes * size_t(size));
+    out.resize(bytes);
+    for (int i = 0; i < size; ++i) pull(g, all.data() + size_t(i) * bytes, src, bytes, i);
+    done(g);
+    fold(g, out.data(), all.data(), size - 1, n, es, fn);
+  }
   g.sync();  // in place: every member has read my source
-  std::memcpy(dest, out.data(), bytes);
+  if (g.me() == leader) std::memcpy(dest, out.data(), bytes);
+  if (!hier) return;
+  g.sync();  // the leaders' results are in their dests
+  if (g.me() != leader) pull(g, dest, dest, bytes, leader);
 }
 
 void scan(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn, bool inclusive) {

@@ -596,6 +596,12 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
       if (node_of_[size_t(pe)] == node_of_[size_t(rank_)]) node_pes_.push_back(pe);
       else routes[size_t(pe)] = Route::kUcx, all_shm_ = false;
     }
+    std::map<std::string, int> index;
+    for (int pe = 0; pe < npes_; ++pe) {
+      auto it = index.emplace(node_of_[size_t(pe)], int(index.size())).first;
+      node_index_.push_back(it->second);
+    }
+    node_count_ = index.size();
     routes_ = RouteTable(std::move(routes));
     route_of_ = routes_.data();
     peer_hosts_ = std::move(hosts);

@@ -59,7 +59,7 @@ void Runtime::Impl::ucx_get(void* dst, const void* r, size_t n, int pe, bool blo
 
 void Runtime::Impl::radd32(std::atomic<uint32_t>* word, uint32_t delta, int pe) {
   if (off_node(pe)) {
-    (void)ucx_->amo(UcxAmo::kAdd, word, delta, 0, 4, pe, false);
+    (void)ucx_->amo(UcxAmo::kAdd, word, delta, 0, 4, pe, false, /*track=*/false);
     return;
   }
   // The word's sleeper count follows it on the same line (WaitWord); pSync tokens keep
@@ -84,23 +84,61 @@ void Runtime::Impl::check_net_wait(int64_t* start_ns, int peer, const char* what
   global_exit(1);
 }
 
-// Dissemination over every member whatever its node: round r adds one to member
-// me + 2^r's round word (an epoch count) and waits until its own reaches the epoch. The
-// quiet first makes it a barrier for UCX operations too (on the node they are complete).
+// Hierarchical: the members of each node arrive at their node's leader (the node's lowest
+// member) through shared memory; the leaders run a dissemination barrier over UCX (round r
+// adds one to leader l + 2^r's round word, an epoch count, and waits for its own); each
+// leader then releases its node. The quiet first makes it a barrier for UCX operations too
+// (on the node they are complete when issued).
 void Runtime::Impl::net_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch) {
   if (ucx_) ucx_->quiet();
   shm::fence();
   if (size <= 1) return;
   const uint32_t e = ++*epoch;
-  const int me = (rank_ - start) / stride;
   auto state = [&](int pe) { return reinterpret_cast<SyncState*>(meta_bytes(pe) + off); };
-  for (int round = 0, dist = 1; dist < size; ++round, dist <<= 1) {
-    const int to = start + ((me + dist) % size) * stride;
-    const int from = start + ((me - dist % size + size) % size) * stride;
+  GroupNodes& gn = group_nodes(start, stride, size);
+  if (rank_ != gn.leader) {
+    add_word(&state(gn.leader)->arrive, 1);
+    wait_word_ge(&state(gn.leader)->release, e);
+    return;
+  }
+  if (gn.local > 1) wait_word_ge(&state(rank_)->arrive, e * uint32_t(gn.local - 1));
+  const int nl = int(gn.leaders.size());
+  for (int round = 0, dist = 1; dist < nl; ++round, dist <<= 1) {
+    const int to = gn.leaders[size_t((gn.my_leader + dist) % nl)];
+    const int from = gn.leaders[size_t((gn.my_leader - dist % nl + nl) % nl)];
     radd32(&state(to)->round[round].v, 1, to);
     std::atomic<uint32_t>& mine = state(rank_)->round[round].v;
     net_wait([&] { return int32_t(mine.load(std::memory_order_acquire) - e) >= 0; }, from, "barrier");
   }
+  notify(&state(rank_)->release, e);
+}
+
+// The node structure of the group start + i*stride (i < size), cached for the last groups
+// asked about (teams are few; a sync must not allocate).
+Runtime::Impl::GroupNodes& Runtime::Impl::group_nodes(int start, int stride, int size) {
+  for (GroupNodes& g : group_nodes_cache_)
+    if (g.start == start && g.stride == stride && g.size == size) return g;
+  GroupNodes g;
+  g.start = start;
+  g.stride = stride;
+  g.size = size;
+  std::vector<char> seen(node_count_, 0);
+  for (int i = 0; i < size; ++i) {
+    const int pe = start + i * stride;
+    const int n = node_index_[size_t(pe)];
+    if (!seen[size_t(n)]) {
+      seen[size_t(n)] = 1;
+      if (n == node_index_[size_t(rank_)]) g.my_leader = int(g.leaders.size());
+      g.leaders.push_back(pe);
+    }
+    if (n == node_index_[size_t(rank_)]) {
+      if (g.leader < 0) g.leader = pe;
+      ++g.local;
+    }
+  }
+  if (group_nodes_cache_.size() >= 16) group_nodes_cache_.erase(group_nodes_cache_.begin());
+  group_nodes_cache_.push_back(std::move(g));
+  return group_nodes_cache_.back();
 }
 
 }  // namespace symmem

@@ -384,9 +384,11 @@ void Runtime::quiet() { impl_->quiet(); }
 void Runtime::barrier_all() { impl_->barrier_all(); }
 void Runtime::sync_all() { impl_->sync_all(); }
 void* Runtime::ptr(const void* d, int pe) const { return impl_->ptr(d, pe); }
-bool Runtime::addr_accessible(const void* a, int pe) const { return impl_->ptr(a, pe) != nullptr; }
-bool Runtime::pe_accessible(int pe) const {
-  return pe >= 0 && pe < impl_->npes_ && impl_->routes_[pe] == Route::kShm;
+// Accessible = reachable by the data transfer routines (on this node or through UCX);
+// only ptr() is limited to the node.
+bool Runtime::addr_accessible(const void* a, int pe) const {
+  return pe >= 0 && pe < impl_->npes_ && (impl_->in_heap(a) || impl_->in_static(a));
 }
+bool Runtime::pe_accessible(int pe) const { return pe >= 0 && pe < impl_->npes_; }
 
 }  // namespace symmem

@@ -146,17 +146,35 @@ struct Runtime::Impl {
   // off, and ends the job naming `peer` when SYMMEM_OP_TIMEOUT passes.
   template <class Done>
   void net_wait(Done done, int peer, const char* what) {
-    if (done()) return;
-    Backoff b(wait_);
     uint64_t polls = 0;
     int64_t start = 0;
-    while (!done()) {
-      if (ucx_) ucx_->progress();
-      b.pause();
-      if ((++polls & 255) == 0) check_net_wait(&start, peer, what);
-    }
+    // Sleeps on this PE's user_wake, which the UCX progress thread bumps after serving
+    // remote operations while someone sleeps there.
+    WaitWord& w = meta(rank_)->user_wake;
+    wait_adaptive(
+        [&] {
+          if (done()) return true;
+          if ((++polls & 255) == 0) check_net_wait(&start, peer, what);
+          return false;
+        },
+        [&](Backoff& b) {
+          w.sleepers.fetch_add(1, std::memory_order_seq_cst);
+          const uint32_t gen = w.v.load(std::memory_order_seq_cst);
+          if (!done()) b.pause_on(&w.v, gen);
+          w.sleepers.fetch_sub(1, std::memory_order_release);
+        });
   }
   void check_net_wait(int64_t* start_ns, int peer, const char* what);
+  // How a group's members fall on nodes: its leaders (lowest member of each node, in
+  // member order), this PE's node leader and how many members share this PE's node.
+  struct GroupNodes {
+    int start = 0, stride = 0, size = 0;
+    std::vector<int> leaders;  // world PEs
+    int my_leader = -1;        // index of this node's leader in `leaders`
+    int leader = -1;           // world PE of this node's leader
+    int local = 0;             // members on this node
+  };
+  GroupNodes& group_nodes(int start, int stride, int size);
   // Cross-node form of strided_sync (runtime/remote.cpp).
   void net_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch);
 
@@ -289,6 +307,9 @@ struct Runtime::Impl {
   bool all_shm_ = true;              // every PE of the job is on this node
   std::vector<std::string> node_of_;  // node id of every PE
   std::vector<int> node_pes_;        // world PEs of this node, ascending
+  std::vector<int> node_index_;      // node of every PE, numbered by first appearance
+  size_t node_count_ = 1;
+  std::vector<GroupNodes> group_nodes_cache_;
   std::vector<std::string> peer_hosts_;  // "host:pid" of every PE (messages)
   std::vector<std::string> all_info_;    // what every PE published at init
   std::unique_ptr<UcxTransport> ucx_;  // null when every PE is on this node

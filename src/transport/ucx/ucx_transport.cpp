@@ -344,7 +344,8 @@ void UcxTransport::get(void* dst, const void* raddr, size_t n, int pe, bool bloc
   if (req) ucp_request_free(req);
 }
 
-uint64_t UcxTransport::amo(UcxAmo op, void* raddr, uint64_t value, uint64_t cond, size_t size, int pe, bool fetch) {
+uint64_t UcxTransport::amo(UcxAmo op, void* raddr, uint64_t value, uint64_t cond, size_t size, int pe, bool fetch,
+                           bool track) {
   Impl& im = *impl_;
   UcxPeer& q = im.peer(pe);
   if (op == UcxAmo::kSwap || op == UcxAmo::kCswap || op == UcxAmo::kFetch) fetch = true;
@@ -353,8 +354,9 @@ uint64_t UcxTransport::amo(UcxAmo op, void* raddr, uint64_t value, uint64_t cond
   rp.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
   rp.datatype = ucp_dt_make_contig(size);
   // Operands and results live in 8-byte words; on little-endian x86 the low 4 bytes are
-  // the 32-bit value.
-  uint64_t operand = value, result = op == UcxAmo::kCswap ? cond : 0;
+  // the 32-bit value. Compare-swap: buffer holds the condition, the reply buffer the new
+  // value on the way out and the old one on the way back.
+  uint64_t operand = op == UcxAmo::kCswap ? cond : value, result = op == UcxAmo::kCswap ? value : 0;
   if (fetch) {
     rp.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     rp.reply_buffer = &result;
@@ -365,7 +367,7 @@ uint64_t UcxTransport::amo(UcxAmo op, void* raddr, uint64_t value, uint64_t cond
     im.wait(req, "atomic", pe);
     return size == 4 ? uint64_t(uint32_t(result)) : result;
   }
-  im.dirty.store(true, std::memory_order_relaxed);
+  if (track) im.dirty.store(true, std::memory_order_relaxed);
   if (UCS_PTR_IS_ERR(req)) im.wait(req, "atomic", pe);
   if (req) ucp_request_free(req);
   return 0;

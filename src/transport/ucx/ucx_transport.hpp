@@ -73,7 +73,10 @@ class UcxTransport {
   void get(void* dst, const void* raddr, size_t n, int pe, bool blocking);
   // A 4- or 8-byte atomic. Fetching forms (kSwap, kCswap, kFetch or fetch=true) return
   // the old value; posted ones return 0 and complete at quiet().
-  uint64_t amo(UcxAmo op, void* raddr, uint64_t value, uint64_t cond, size_t size, int pe, bool fetch);
+  // `track` false: a posted atomic that no quiet needs to complete (a sync's arrival,
+  // observed by its target).
+  uint64_t amo(UcxAmo op, void* raddr, uint64_t value, uint64_t cond, size_t size, int pe, bool fetch,
+               bool track = true);
   // Orders earlier puts / atomics to each PE before later ones (ucp_worker_fence).
   void fence();
   // Completes every outstanding operation of this PE (ucp_worker_flush) with a deadline.
