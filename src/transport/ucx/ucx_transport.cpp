@@ -102,6 +102,9 @@ struct UcxTransport::Impl {
     peer->error.store(int(st));
     Impl* im = peer->owner;
     if (im->closing.load()) return;  // peers close their endpoints at finalize
+    // A peer that ended the job itself (global exit, its own error) drops its endpoints
+    // too: give the launcher a moment to end this PE before blaming that peer.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     im->fatal("symmem: " + im->who(peer->pe) + " failed or became unreachable over UCX: " +
               ucs_status_string(st) + " (the PE was killed, crashed, or its node's network is down)");
   }
