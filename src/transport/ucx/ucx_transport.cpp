@@ -196,6 +196,22 @@ std::string UcxTransport::describe() {
   return o.str();
 }
 
+bool UcxTransport::print_resources(FILE* out) {
+  ucp_config_t* cfg = nullptr;
+  if (ucp_config_read(nullptr, nullptr, &cfg) != UCS_OK) return false;
+  (void)ucp_config_modify(cfg, "ATOMIC_MODE", "cpu");
+  ucp_params_t cp{};
+  cp.field_mask = UCP_PARAM_FIELD_FEATURES;
+  cp.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP;
+  ucp_context_h ctx = nullptr;
+  ucs_status_t st = ucp_init(&cp, cfg, &ctx);
+  ucp_config_release(cfg);
+  if (st != UCS_OK) return false;
+  ucp_context_print_info(ctx, out);
+  ucp_cleanup(ctx);
+  return true;
+}
+
 Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& params, Store& store) {
   std::unique_ptr<UcxTransport> t(new UcxTransport());
   t->impl_ = std::make_unique<Impl>();

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -89,6 +90,9 @@ class UcxTransport {
   Status close(Store& store);
   // Human-readable description of the transports UCX would use (symmem-info).
   static std::string describe();
+  // The UCX transports and devices a context made with this environment would use, in
+  // UCX's own words (ucp_context_print_info); false when UCX cannot start.
+  static bool print_resources(FILE* out);
 
   struct Impl;
 
