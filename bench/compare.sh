@@ -8,6 +8,10 @@
 #                               writes into build/bench/quick/ and leaves docs/ alone
 #   bench/compare.sh --python   the Python module against the same calls from C, same run
 #                               (bench/python_calls.py, a few seconds at 2 PEs); prints the table
+#   bench/compare.sh --ucx      the across-nodes section instead (docs/multinode.md): symmem
+#                               on 2 emulated nodes over UCX/TCP on lo, OSHMEM forced onto
+#                               UCX/TCP, MPI over TCP, and ucx_perftest over lo; writes
+#                               ucx.csv and ucx.md into --out (default build/bench/ucx)
 #
 # Options: --npes "2 4 8"  --out DIR  --build DIR  --timeout S (per run)  --args "..." (to
 # every benchmark program, e.g. --args "--sizes 8,1M")  --wait-quiet MIN (first wait up to
@@ -39,6 +43,7 @@ cd "$root"
 
 quick=0
 python_only=0
+ucx=0
 npes_list="2 4 8"
 build=build
 out=""
@@ -51,6 +56,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
     --python) python_only=1 ;;
+    --ucx) ucx=1 ;;
     --npes) npes_list=$2; shift ;;
     --out) out=$2; shift ;;
     --build) build=$2; shift ;;
@@ -69,7 +75,14 @@ if [ $python_only = 1 ]; then
   echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uptime | sed 's/.*load average/load average/')"
   exec /usr/bin/python3 "$here/python_calls.py" --build "$build"
 fi
-if [ $quick = 1 ]; then
+if [ $ucx = 1 ]; then
+  : "${out:=$build/bench/ucx}"
+  : "${run_timeout:=120}"
+  : "${rounds:=1}"
+  : "${repeat2:=1}"
+  [ "$npes_list" = "2 4 8" ] && npes_list="2 4"
+  bench_args="--sizes 8,64K,1M --samples 5 --target-ms 20 $extra_args"
+elif [ $quick = 1 ]; then
   : "${out:=$build/bench/quick}"
   : "${run_timeout:=60}"
   : "${rounds:=1}"
@@ -225,6 +238,67 @@ run_config() {
   esac
   run "$lib" "$config" "$kind" "$n" "${cmd[@]}" "$b/$prog" "$@"
 }
+
+# ---- the across-nodes section (--ucx) ----
+# Every peer as if each node were another host: symmem with 1 PE per emulated node at 2 PEs
+# and 2 nodes x 2 PEs at 4; OSHMEM on UCX's TCP transport with its MPI layer on TCP too;
+# MPI on TCP; ucx_perftest (UCX's own limit) over lo.
+if [ $ucx = 1 ]; then
+  round=1
+  tcp_env=(UCX_TLS=tcp,self UCX_NET_DEVICES=lo)
+  ompi_tcp=(OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_osc=^rdma)
+  ucx_run() {  # ucx_run LIB CONFIG PROGRAM KIND NPES ARGS...
+    local lib=$1 config=$2 prog=$3 kind=$4 n=$5; shift 5
+    local cmd
+    case "$lib" in
+      symmem) cmd=(env UCX_TLS=tcp UCX_NET_DEVICES=lo "$symmem_run" --emulate-nodes $(( n < 4 ? n : 2 )) -n "$n"
+                   --timeout $((run_timeout - 5))) ;;
+      oshmem) cmd=(env "${tcp_env[@]}" "${ompi_tcp[@]}" SHMEM_SYMMETRIC_SIZE=1G oshrun --allow-run-as-root
+                   --oversubscribe -np "$n") ;;
+      mpi) cmd=(env "${ompi_tcp[@]}" mpirun --allow-run-as-root --oversubscribe -np "$n") ;;
+    esac
+    run "$lib" "$config" "$kind" "$n" "${cmd[@]}" "$b/$prog" "$@"
+  }
+  for n in $npes_list; do
+    # shellcheck disable=SC2086
+    for group in put_lat,get_lat fadd_lat put_bw get_bw; do
+      [ "$n" = 2 ] || continue
+      group_name=$group ucx_run symmem ucx-tcp bench_p2p p2p "$n" $bench_args --only "$group"
+      [ $have_oshmem = 1 ] && group_name=$group ucx_run oshmem ucx-tcp oshmem_p2p p2p "$n" $bench_args --only "$group"
+    done
+    # shellcheck disable=SC2086
+    for group in barrier reduce_sum; do
+      group_name=$group ucx_run symmem ucx-tcp bench_coll coll "$n" $bench_args --only "$group"
+      [ $have_oshmem = 1 ] && group_name=$group ucx_run oshmem ucx-tcp oshmem_coll coll "$n" $bench_args --only "$group"
+      [ $have_mpi = 1 ] && group_name=$group ucx_run mpi tcp mpi_coll coll "$n" $bench_args --only "$group"
+    done
+  done
+  # ucx_perftest over lo: latency (typical, us) and bandwidth (MB/s) of UCP put and get.
+  perf() {  # perf TEST SIZE ITERS
+    local port=$((20000 + RANDOM % 20000)) line
+    env "${tcp_env[@]}" timeout 60 ucx_perftest -t "$1" -s "$2" -n "$3" -p $port >/dev/null 2>&1 &
+    sleep 0.5
+    line=$(env "${tcp_env[@]}" timeout 60 ucx_perftest 127.0.0.1 -t "$1" -s "$2" -n "$3" -p $port 2>/dev/null |
+           grep '^Final:' || true)
+    wait || true
+    [ -n "$line" ] && echo "$line" | awk -v t="$1" -v s="$2" -v r="$round" \
+      '{ print "ucx_perftest,lo," 2 "," t "_lat," s "," $3 ",us,ok," r; print "ucx_perftest,lo," 2 "," t "_bw," s "," $6 ",MB/s,ok," r }' >>"$csv"
+  }
+  if command -v ucx_perftest >/dev/null; then
+    round=1
+    perf ucp_put_lat 8 2000; perf ucp_get 8 2000; perf ucp_put_bw 1048576 100; perf ucp_get 1048576 100
+  fi
+  cp "$csv" "$out/ucx.csv"
+  {
+    echo "# Across nodes (UCX over TCP on lo), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(loadavg)"
+    echo
+    echo "| lib | config | PEs | benchmark | size | value | unit |"
+    echo "|---|---|---|---|---|---|---|"
+    tail -n +2 "$csv" | awk -F, '$8 == "ok" { print "| " $1 " | " $2 " | " $3 " | " $4 " | " $5 " | " $6 " | " $7 " |" }'
+  } >"$out/ucx.md"
+  echo "compare.sh: wrote $out/ucx.md and $out/ucx.csv (raw output in $runs)"
+  exit $symmem_failed
+fi
 
 # Every round: the limits, every group at every PE count (each library in turn, the first
 # one rotating from group to group and round to round; at 2 PEs the turn goes round

@@ -64,3 +64,32 @@ function(symmem_add_mp_test)
       ENVIRONMENT "SYMMEM_LOG_LEVEL=warn;${T_ENV}")
   endforeach()
 endfunction()
+
+# symmem_add_ucx_test(NAME <name> COMMAND <prog> [args] [TIMEOUT s] [LAYOUTS 2x2 all])
+#   The same program across nodes, over UCX's TCP transport on loopback only
+#   (UCX_TLS=tcp, UCX_NET_DEVICES=lo): <name>.ucx_2x2 runs 4 PEs as 2 emulated nodes of 2
+#   (symmem-run --emulate-nodes 2: shared memory inside a node, UCX between them);
+#   <name>.ucx_all runs 3 PEs with every peer forced onto UCX (SYMMEM_TRANSPORT=ucx).
+function(symmem_add_ucx_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "COMMAND;LAYOUTS;ENV" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 120)
+  endif()
+  if(NOT T_LAYOUTS)
+    set(T_LAYOUTS 2x2 all)
+  endif()
+  set(env "UCX_TLS=tcp;UCX_NET_DEVICES=lo;SYMMEM_LOG_LEVEL=warn;SYMMEM_OP_TIMEOUT=${T_TIMEOUT};${T_ENV}")
+  math(EXPR ctest_to "${T_TIMEOUT} + 30")
+  foreach(l IN LISTS T_LAYOUTS)
+    if(l STREQUAL "2x2")
+      add_test(NAME ${T_NAME}.ucx_2x2
+        COMMAND $<TARGET_FILE:symmem-run> --emulate-nodes 2 -n 4 --timeout ${T_TIMEOUT} ${T_COMMAND})
+      set_tests_properties(${T_NAME}.ucx_2x2 PROPERTIES TIMEOUT ${ctest_to} LABELS "mp;ucx" ENVIRONMENT "${env}")
+    else()
+      add_test(NAME ${T_NAME}.ucx_all
+        COMMAND $<TARGET_FILE:symmem-run> -n 3 --timeout ${T_TIMEOUT} ${T_COMMAND})
+      set_tests_properties(${T_NAME}.ucx_all PROPERTIES TIMEOUT ${ctest_to} LABELS "mp;ucx"
+        ENVIRONMENT "${env};SYMMEM_TRANSPORT=ucx")
+    endif()
+  endforeach()
+endfunction()

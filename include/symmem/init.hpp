@@ -55,7 +55,7 @@ struct InitAttr {
   uint64_t heap_size = 0;        // 0: SHMEM_SYMMETRIC_SIZE or the 16 GiB default
   double init_timeout_s = 0;     // 0: SYMMEM_INIT_TIMEOUT
   double op_timeout_s = 0;       // 0: SYMMEM_OP_TIMEOUT
-  std::string transport;         // "" or "auto", "shm" (one node), "ucx" (not built yet)
+  std::string transport;         // "" or "auto", "shm" (one node), "ucx" (every peer through UCX)
   uint64_t instance_id = 0;      // runtimes of one process with different ids are independent
   UniqueId uid;                  // kUniqueId
   void* mpi_comm = nullptr;      // kMpi: an MPI_Comm*, null = MPI_COMM_WORLD

@@ -18,9 +18,9 @@ SYMMEM_CFN(void, shmem_ctx_putmem, (shmem_ctx_t ctx, void* d, const void* s, siz
 SYMMEM_CFN(void, shmem_ctx_getmem, (shmem_ctx_t ctx, void* d, const void* s, size_t n, int pe),
            r.get(call, d, s, n, pe))
 SYMMEM_CFN(void, shmem_ctx_putmem_nbi, (shmem_ctx_t ctx, void* d, const void* s, size_t n, int pe),
-           r.put(call, d, s, n, pe))
+           r.put_nbi(call, d, s, n, pe))
 SYMMEM_CFN(void, shmem_ctx_getmem_nbi, (shmem_ctx_t ctx, void* d, const void* s, size_t n, int pe),
-           r.get(call, d, s, n, pe))
+           r.get_nbi(call, d, s, n, pe))
 
 #define SIG uint64_t *sig, uint64_t sv, int op, int pe
 SYMMEM_FN(void, shmem_putmem_signal, (void* d, const void* s, size_t n, SIG), put_signal(r, call, d, s, n, sig, sv, op, pe))
@@ -38,9 +38,9 @@ SYMMEM_CFN(void, shmem_ctx_putmem_signal_nbi, (shmem_ctx_t ctx, void* d, const v
   SYMMEM_CFN(void, shmem_ctx_##N##_get, (shmem_ctx_t ctx, T * d, const T* s, size_t n, int pe),                    \
              r.get(call, d, s, n * sizeof(T), pe))                                                                  \
   SYMMEM_CFN(void, shmem_ctx_##N##_put_nbi, (shmem_ctx_t ctx, T * d, const T* s, size_t n, int pe),                \
-             r.put(call, d, s, n * sizeof(T), pe))                                                                  \
+             r.put_nbi(call, d, s, n * sizeof(T), pe))                                                                  \
   SYMMEM_CFN(void, shmem_ctx_##N##_get_nbi, (shmem_ctx_t ctx, T * d, const T* s, size_t n, int pe),                \
-             r.get(call, d, s, n * sizeof(T), pe))                                                                  \
+             r.get_nbi(call, d, s, n * sizeof(T), pe))                                                                  \
   SYMMEM_CFN(void, shmem_ctx_##N##_p, (shmem_ctx_t ctx, T * d, T v, int pe), r.p(call, d, v, pe))                   \
   SYMMEM_CFN(T, shmem_ctx_##N##_g, (shmem_ctx_t ctx, const T* s, int pe), r.g(call, s, pe))                         \
   SYMMEM_FN(void, shmem_##N##_iput, (T * d, const T* s, STRIDED), iput<sizeof(T)>(r, call, d, s, dst, sst, n, pe)) \
@@ -66,9 +66,9 @@ SHMEM_RMA_TYPES(SYMMEM_DEF_CTX_RMA)
   SYMMEM_CFN(void, shmem_ctx_get##BITS, (shmem_ctx_t ctx, void* d, const void* s, size_t n, int pe),               \
              r.get(call, d, s, n * BYTES, pe))                                                                      \
   SYMMEM_CFN(void, shmem_ctx_put##BITS##_nbi, (shmem_ctx_t ctx, void* d, const void* s, size_t n, int pe),         \
-             r.put(call, d, s, n * BYTES, pe))                                                                      \
+             r.put_nbi(call, d, s, n * BYTES, pe))                                                                      \
   SYMMEM_CFN(void, shmem_ctx_get##BITS##_nbi, (shmem_ctx_t ctx, void* d, const void* s, size_t n, int pe),         \
-             r.get(call, d, s, n * BYTES, pe))                                                                      \
+             r.get_nbi(call, d, s, n * BYTES, pe))                                                                      \
   SYMMEM_FN(void, shmem_iput##BITS, (void* d, const void* s, STRIDED), iput<BYTES>(r, call, d, s, dst, sst, n, pe)) \
   SYMMEM_FN(void, shmem_iget##BITS, (void* d, const void* s, STRIDED), iget<BYTES>(r, call, d, s, dst, sst, n, pe)) \
   SYMMEM_CFN(void, shmem_ctx_iput##BITS, (shmem_ctx_t ctx, void* d, const void* s, STRIDED),                       \

@@ -33,12 +33,15 @@ extern "C" {
 void shmem_global_exit(int status) { rt("shmem_global_exit")->global_exit(status); }
 int shmem_my_pe(void) { return rt("shmem_my_pe")->rank_; }
 int shmem_n_pes(void) { return rt("shmem_n_pes")->npes_; }
+// Accessible = reachable by the data transfer routines (shared memory or UCX); shmem_ptr
+// alone is limited to the PEs of this node.
 int shmem_pe_accessible(int pe) {
   auto* r = rt("shmem_pe_accessible");
-  return pe >= 0 && pe < r->npes_ && r->routes_[pe] == symmem::Route::kShm;
+  return pe >= 0 && pe < r->npes_;
 }
 int shmem_addr_accessible(const void* addr, int pe) {
-  return rt("shmem_addr_accessible")->ptr(addr, pe) != nullptr;
+  auto* r = rt("shmem_addr_accessible");
+  return pe >= 0 && pe < r->npes_ && (r->in_heap(addr) || r->in_static(addr));
 }
 void* shmem_ptr(const void* dest, int pe) { return rt("shmem_ptr")->ptr(dest, pe); }
 
@@ -116,10 +119,10 @@ void shmem_pcontrol(const int, ...) {}
 void shmem_putmem(void* d, const void* s, size_t n, int pe) { rt("shmem_putmem")->put("shmem_putmem", d, s, n, pe); }
 void shmem_getmem(void* d, const void* s, size_t n, int pe) { rt("shmem_getmem")->get("shmem_getmem", d, s, n, pe); }
 void shmem_putmem_nbi(void* d, const void* s, size_t n, int pe) {
-  rt("shmem_putmem_nbi")->put("shmem_putmem_nbi", d, s, n, pe);
+  rt("shmem_putmem_nbi")->put_nbi("shmem_putmem_nbi", d, s, n, pe);
 }
 void shmem_getmem_nbi(void* d, const void* s, size_t n, int pe) {
-  rt("shmem_getmem_nbi")->get("shmem_getmem_nbi", d, s, n, pe);
+  rt("shmem_getmem_nbi")->get_nbi("shmem_getmem_nbi", d, s, n, pe);
 }
 
 #define SYMMEM_DEF_RMA(T, N)                                                                 \
@@ -130,10 +133,10 @@ void shmem_getmem_nbi(void* d, const void* s, size_t n, int pe) {
     rt("shmem_" #N "_get")->get("shmem_" #N "_get", d, s, n * sizeof(T), pe);                \
   }                                                                                          \
   void shmem_##N##_put_nbi(T* d, const T* s, size_t n, int pe) {                             \
-    rt("shmem_" #N "_put_nbi")->put("shmem_" #N "_put_nbi", d, s, n * sizeof(T), pe);        \
+    rt("shmem_" #N "_put_nbi")->put_nbi("shmem_" #N "_put_nbi", d, s, n * sizeof(T), pe);        \
   }                                                                                          \
   void shmem_##N##_get_nbi(T* d, const T* s, size_t n, int pe) {                             \
-    rt("shmem_" #N "_get_nbi")->get("shmem_" #N "_get_nbi", d, s, n * sizeof(T), pe);        \
+    rt("shmem_" #N "_get_nbi")->get_nbi("shmem_" #N "_get_nbi", d, s, n * sizeof(T), pe);        \
   }                                                                                          \
   void shmem_##N##_p(T* d, T v, int pe) { rt("shmem_" #N "_p")->p("shmem_" #N "_p", d, v, pe); } \
   T shmem_##N##_g(const T* s, int pe) { return rt("shmem_" #N "_g")->g("shmem_" #N "_g", s, pe); }
@@ -148,10 +151,10 @@ SHMEM_RMA_TYPES(SYMMEM_DEF_RMA)
     rt("shmem_get" #BITS)->get("shmem_get" #BITS, d, s, n * BYTES, pe);                      \
   }                                                                                          \
   void shmem_put##BITS##_nbi(void* d, const void* s, size_t n, int pe) {                     \
-    rt("shmem_put" #BITS "_nbi")->put("shmem_put" #BITS "_nbi", d, s, n * BYTES, pe);        \
+    rt("shmem_put" #BITS "_nbi")->put_nbi("shmem_put" #BITS "_nbi", d, s, n * BYTES, pe);        \
   }                                                                                          \
   void shmem_get##BITS##_nbi(void* d, const void* s, size_t n, int pe) {                     \
-    rt("shmem_get" #BITS "_nbi")->get("shmem_get" #BITS "_nbi", d, s, n * BYTES, pe);        \
+    rt("shmem_get" #BITS "_nbi")->get_nbi("shmem_get" #BITS "_nbi", d, s, n * BYTES, pe);        \
   }
 SHMEM_RMA_SIZES(SYMMEM_DEF_SIZED)
 #undef SYMMEM_DEF_SIZED

@@ -110,6 +110,7 @@ void reduce_range(Group& g, void* out, const void* src, size_t lo, size_t hi, si
 }  // namespace
 
 void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets) {
+  if (SYMMEM_UNLIKELY(!g.on_node())) return net::broadcast(g, dest, src, bytes, root, root_gets);
   const int me = g.me();
   if (bytes == 0) return;
   if (g.size() == 1) {
@@ -164,6 +165,7 @@ void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bo
 }
 
 void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
+  if (SYMMEM_UNLIKELY(!g.on_node())) return net::fcollect(g, dest, src, bytes);
   const int n = g.size(), me = g.me();
   if (bytes == 0) return;
   if (n == 1) return move_local(dest, src, bytes);
@@ -200,6 +202,7 @@ void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
 }
 
 void collect(Group& g, void* dest, const void* src, size_t bytes) {
+  if (SYMMEM_UNLIKELY(!g.on_node())) return net::collect(g, dest, src, bytes);
   const int n = g.size(), me = g.me();
   if (n == 1) return move_local(dest, src, bytes);
   const size_t sb = g.scratch_bytes();
@@ -226,6 +229,7 @@ void collect(Group& g, void* dest, const void* src, size_t bytes) {
 }
 
 void alltoall(Group& g, void* dest, const void* src, size_t block) {
+  if (SYMMEM_UNLIKELY(!g.on_node())) return net::alltoall(g, dest, src, block);
   const int n = g.size(), me = g.me();
   if (block == 0) return;
   if (n == 1) return move_local(dest, src, block);
@@ -250,6 +254,7 @@ void alltoall(Group& g, void* dest, const void* src, size_t block) {
 }
 
 void alltoalls(Group& g, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es) {
+  if (SYMMEM_UNLIKELY(!g.on_node())) return net::alltoalls(g, dest, src, dst, sst, nelems, es);
   const int n = g.size(), me = g.me();
   if (nelems == 0) return;
   if (n > 1) g.sync();
@@ -263,6 +268,7 @@ void alltoalls(Group& g, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t s
 }
 
 void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
+  if (SYMMEM_UNLIKELY(!g.on_node())) return net::reduce(g, dest, src, n, es, fn);
   const int size = g.size(), me = g.me();
   const size_t bytes = n * es;
   if (n == 0) return;
@@ -343,6 +349,7 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
 }
 
 void scan(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn, bool inclusive) {
+  if (SYMMEM_UNLIKELY(!g.on_node())) return net::scan(g, dest, src, n, es, fn, inclusive);
   const int size = g.size(), me = g.me();
   const size_t bytes = n * es;
   const int last = inclusive ? me : me - 1;  // operands 0..last
@@ -411,11 +418,27 @@ void take_token(Runtime::Impl* rt, long* w) {
 // to SHMEM_SYNC_VALUE (0) once all members have left. When PEs outnumber cores, the
 // central form below.
 void PsyncGroup::sync() {
+  if (SYMMEM_UNLIKELY(!on_node())) return net_sync();
   shm::fence();  // earlier non-temporal stores (large copies) are visible once peers leave
   if (size_ > 1 && rt_->central_sync_) return central_sync();
   for (int r = 0, dist = 1; dist < size_; ++r, dist <<= 1) {
     post_token(at(psync_ + r, (me_ + dist) % size_));
     take_token(rt_, psync_ + r);
+  }
+}
+
+// Members on several nodes: the same token dissemination, the tokens posted through UCX to
+// members of other nodes; the quiet first makes it a barrier for UCX operations too.
+void PsyncGroup::net_sync() {
+  Runtime::Impl* rt = rt_;
+  rt->quiet();
+  for (int r = 0, dist = 1; dist < size_; ++r, dist <<= 1) {
+    const int to = (me_ + dist) % size_;
+    rt->radd32(as_atomic(tokens(at(psync_ + r, to))), 1, world_pe(to));
+    uint32_t* t = tokens(psync_ + r);
+    rt->net_wait([&] { return __atomic_load_n(t, __ATOMIC_ACQUIRE) != 0; }, world_pe((me_ - dist % size_ + size_) % size_),
+                 "shmem_barrier (active set)");
+    __atomic_fetch_sub(t, 1u, __ATOMIC_ACQ_REL);
   }
 }
 

@@ -20,12 +20,20 @@ using ReduceFn = const ReduceOp*;
 class Group {
  public:
   Group(Runtime::Impl* rt, int start, int stride, int size, int me)
-      : rt_(rt), start_(start), stride_(stride), size_(size), me_(me) {}
+      : rt_(rt), start_(start), stride_(stride), size_(size), me_(me),
+        on_node_(rt->group_on_node(start, stride, size)) {}
   virtual ~Group() = default;
   Runtime::Impl* rt() const { return rt_; }
   int size() const { return size_; }
   int me() const { return me_; }
   int world_pe(int i) const { return start_ + i * stride_; }
+  int start() const { return start_; }
+  int stride() const { return stride_; }
+  // Member number of world PE w (a member).
+  int index_of(int w) const { return stride_ ? (w - start_) / stride_ : 0; }
+  // Every member shares this node: the shared-memory algorithms below apply; otherwise
+  // the cross-node ones (coll_net.cpp).
+  bool on_node() const { return on_node_; }
   // `addr` (a symmetric address: heap or static data, checked by the caller) as seen in
   // group member i's copy.
   template <class T>
@@ -61,6 +69,7 @@ class Group {
  protected:
   Runtime::Impl* rt_;
   int start_, stride_, size_, me_;
+  bool on_node_;
 };
 
 class TeamGroup final : public Group {
@@ -100,6 +109,7 @@ class PsyncGroup final : public Group {
 
  private:
   void central_sync();  // PEs outnumber cores: one wait per sync, CPU handed over
+  void net_sync();      // members on several nodes
   long* psync_;
 };
 
@@ -113,5 +123,18 @@ void alltoall(Group& g, void* dest, const void* src, size_t block_bytes);
 void alltoalls(Group& g, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es);
 void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn);
 void scan(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn, bool inclusive);
+
+// The same collectives for groups that span nodes (coll_net.cpp): members on this node
+// use shared memory, one leader per node talks to the other nodes' leaders over UCX.
+namespace net {
+void sync(Group& g);
+void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets);
+void fcollect(Group& g, void* dest, const void* src, size_t bytes);
+void collect(Group& g, void* dest, const void* src, size_t bytes);
+void alltoall(Group& g, void* dest, const void* src, size_t block_bytes);
+void alltoalls(Group& g, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es);
+void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn);
+void scan(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn, bool inclusive);
+}  // namespace net
 
 }  // namespace symmem::coll

@@ -265,9 +265,10 @@ Status StaticData::share(const StaticParams& p) {
   return {};
 }
 
-Status StaticData::map_peers(char* copies, Store* store) {
+Status StaticData::map_peers(char* copies, Store* store, const std::vector<uint8_t>& map_pe) {
   const StaticParams& p = params_;
   for (int pe = 0; pe < p.npes; ++pe) {
+    if (pe != p.rank && !map_pe.empty() && !map_pe[size_t(pe)]) continue;  // another node's
     int fd = fd_;
     std::string path = "/" + static_object_name(p.job_id, p.instance, pe);
     if (pe != p.rank) {

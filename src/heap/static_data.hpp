@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bootstrap/store.hpp"
 #include "common/status.hpp"
@@ -64,7 +65,8 @@ class StaticData {
   static Result<std::unique_ptr<StaticData>> attach(const StaticParams& p, Store* store);
   // Collective. Maps PE p's object at copies + p*size() (reserved address space, size()
   // bytes per PE), then removes this PE's name once every PE has mapped every object.
-  Status map_peers(char* copies, Store* store);
+  // `map_pe` (empty: all) names the PEs of this node; the others' copies are not mapped.
+  Status map_peers(char* copies, Store* store, const std::vector<uint8_t>& map_pe = {});
   // Puts the range back into private memory (contents kept) and releases it. Every PE
   // must have stopped accessing this PE's globals (finalize's barrier).
   ~StaticData();

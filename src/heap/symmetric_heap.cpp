@@ -160,6 +160,7 @@ Status SymmetricHeap::agree_base(Store* store, const HeapParams& p) {
 
 Status SymmetricHeap::map_all(const HeapParams& p) {
   for (int pe = 0; pe < p.npes; ++pe) {
+    if (pe != p.rank && !p.map_pe.empty() && !p.map_pe[size_t(pe)]) continue;  // another node's
     int fd = fd_;
     if (pe != p.rank) {
       std::string path = "/" + heap_object_name(p.job_id, p.instance, pe);

@@ -40,6 +40,9 @@ struct HeapParams {
   double timeout_s = 60;
   // Checks the metadata commit against what the node can give (null: no check).
   const CommitPolicy* commit_policy = nullptr;
+  // PEs whose objects this PE maps (those of its node); empty: all. The others' ranges
+  // stay reserved (PROT_NONE): their addresses are the transport's remote addresses.
+  std::vector<uint8_t> map_pe;
 };
 
 class SymmetricHeap {

@@ -71,6 +71,24 @@ size_t last_level_cache_bytes() {
   return best;
 }
 
+// This PE's node: SYMMEM_NODE_ID, else host name and boot id (two containers of one host
+// with separate /dev/shm are told apart only by SYMMEM_NODE_ID). With transport ucx every
+// PE is a node of its own, so every peer goes through UCX.
+std::string this_node_id(const Config& c, const std::string& transport, int rank) {
+  std::string id = c.node_id;
+  if (id.empty()) {
+    char host[256] = {0};
+    ::gethostname(host, sizeof(host) - 1);
+    std::string boot;
+    std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+    id = std::string(host) + "/" + boot;
+  }
+  if (transport == "ucx") id += "#pe" + std::to_string(rank);
+  for (char& ch : id)
+    if (ch == ' ' || ch == '=' || ch == '\t') ch = '_';
+  return id;
+}
+
 // How this PE joins its job.
 struct JoinPlan {
   int rank = 0, npes = 1;
@@ -418,9 +436,11 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   commit_policy_.cgroup = find_memory_cgroup();
   if (auto m = commit_margin(cfg_.commit_margin, NodeMemory{}); !m.ok())
     fail(m.status().code(), "init", "%s", m.status().message().c_str());
-  if (!attr.transport.empty() && attr.transport != "auto" && attr.transport != "shm")
-    fail(Errc::kInvalidArgument, "init", "transport '%s' is not available in this build (only shm: PEs of one node)",
-         attr.transport.c_str());
+  // The engine (aclshmem's MTE = shm, ROCE = ucx): the init attribute, else SYMMEM_TRANSPORT.
+  const std::string transport = !attr.transport.empty() && attr.transport != "auto" ? attr.transport : cfg_.transport;
+  if (transport != "auto" && transport != "shm" && transport != "ucx")
+    fail(Errc::kInvalidArgument, "init", "transport '%s' is not one of auto, shm, ucx (SYMMEM_TRANSPORT)",
+         transport.c_str());
 
   // 2. who am I, where is the store
   JoinPlan plan;
@@ -524,7 +544,8 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
                            if (ch == ' ') ch = '_';
                          return h;
                        }() + " host=" + host + " pid=" + std::to_string(::getpid()) +
-                       " cg=" + std::to_string(cgroup_identity(commit_policy_.cgroup));
+                       " cg=" + std::to_string(cgroup_identity(commit_policy_.cgroup)) +
+                       " node=" + this_node_id(cfg_, transport, rank_);
     const std::string tag = inst + "/info";
     if (Status s = store_->set(tag + "/" + std::to_string(rank_), mine); !s.ok()) init_failed(s.code(), s.message());
     auto pe0 = store_->get(tag + "/0", cfg_.init_timeout);
@@ -537,6 +558,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
                     f0["pid"] + ") believes " + f0["npes"]);
     }
     auto all = store_allgather(*store_, tag, rank_, npes_, mine, cfg_.init_timeout);
+    if (all.ok()) all_info_ = *all;
     if (!all.ok()) {
       std::string msg = all.status().message();
       if (all.status().code() == Errc::kTimeout)
@@ -578,6 +600,32 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
       init_failed(Errc::kMismatch, "PEs disagree (this is PE " + std::to_string(rank_) + ", version " + me["version"] +
                                        ", heap " + me["heap"] + "): " + report);
   }
+  // Routes: PEs of this node share memory, the others are reached through UCX.
+  {
+    if (store_) {
+      for (int pe = 0; pe < npes_; ++pe) node_of_.push_back(parse_fields(all_info_[size_t(pe)])["node"]);
+    } else {
+      node_of_.push_back(this_node_id(cfg_, transport, rank_));
+    }
+    std::vector<Route> routes(size_t(npes_), Route::kShm);
+    for (int pe = 0; pe < npes_; ++pe) {
+      if (node_of_[size_t(pe)] == node_of_[size_t(rank_)]) node_pes_.push_back(pe);
+      else routes[size_t(pe)] = Route::kUcx, all_shm_ = false;
+    }
+    std::map<std::string, int> index;
+    for (int pe = 0; pe < npes_; ++pe) {
+      auto it = index.emplace(node_of_[size_t(pe)], int(index.size())).first;
+      node_index_.push_back(it->second);
+    }
+    node_count_ = index.size();
+    routes_ = RouteTable(std::move(routes));
+    route_of_ = routes_.data();
+    if (transport == "shm" && !all_shm_)
+      init_failed(Errc::kInvalidArgument, "the transport is shm (one node), but the job's PEs are on " +
+                                              std::to_string(npes_ - int(node_pes_.size())) +
+                                              " PE(s) outside this node (node id " + node_of_[size_t(rank_)] +
+                                              "); use transport auto or ucx");
+  }
 
   // 5. the symmetric heap, with room for every PE's copy of the program's globals, which
   // 6. become symmetric (runtime_static.cpp)
@@ -587,10 +635,14 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
     so.heap_size = hp.heap_size;
     hp.static_size = attach_static_data(so);
   }
+  if (!all_shm_) {
+    hp.map_pe.assign(size_t(npes_), 0);
+    for (int pe : node_pes_) hp.map_pe[size_t(pe)] = 1;
+  }
   auto heap = SymmetricHeap::create(hp, epoch_store_.get());
   if (!heap.ok()) init_failed(heap.status().code(), heap.status().message());
   heap_ = std::move(heap).value();
-  map_static_data();
+  map_static_data(hp.map_pe);
   heap_size_ = heap_->heap_size();
   my_heap_ = reinterpret_cast<uintptr_t>(heap_->my_heap());
   alloc_ = std::make_unique<Allocator>(heap_size_);
@@ -598,10 +650,11 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   report_commits_ = plan.how == "symmem-run" && store_ != nullptr;
   if (report_commits_)
     (void)store_->add(kCommittedKey, int64_t(heap_->meta_size() + (static_ ? static_->size() : 0)));
+  // 6b. the PEs of other nodes: UCX endpoints and remote keys (runtime/remote.cpp)
+  if (!all_shm_) connect_ucx(inst);
 
-  // 7. routes, waiting, metadata; then every PE is ready
-  routes_ = RouteTable(std::vector<Route>(size_t(npes_), Route::kShm));
-  wait_ = make_wait_policy(cfg_, npes_);
+  // 7. waiting, metadata; then every PE is ready
+  wait_ = make_wait_policy(cfg_, int(node_pes_.size()));
   {
     // copies of at least half the last-level cache stream past it (transport/shm/shm_ops.hpp)
     size_t llc = last_level_cache_bytes();
@@ -676,7 +729,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
         if (routes_[pe] == Route::kShm) any |= meta(pe)->allowed_cpus[w];  // this node's PEs
       cpus += unsigned(__builtin_popcountll(any));
     }
-    central_sync_ = unsigned(npes_) > cpus;
+    central_sync_ = node_pes_.size() > cpus;
     if (central_sync_) learn_colocation();  // every PE's CPU was published before the ready barrier
     if (npes_ > 1)
       log_pe(LogLevel::kDebug, rank_, "syncs: %s (%d PEs on %u CPUs)", central_sync_ ? "central counter" : "dissemination",

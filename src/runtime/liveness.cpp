@@ -26,13 +26,14 @@ const char* kind_name(Kind k) {
     case Kind::kExited: return "exited";
     case Kind::kLost: return "lost";
     case Kind::kStoreLost: return "store_lost";
+    case Kind::kUnreachable: return "unreachable";
     case Kind::kNone: break;
   }
   return "none";
 }
 
 Kind kind_of(const std::string& s) {
-  for (Kind k : {Kind::kError, Kind::kGlobalExit, Kind::kExited, Kind::kLost, Kind::kStoreLost})
+  for (Kind k : {Kind::kError, Kind::kGlobalExit, Kind::kExited, Kind::kLost, Kind::kStoreLost, Kind::kUnreachable})
     if (s == kind_name(k)) return k;
   return Kind::kNone;
 }
@@ -109,6 +110,8 @@ std::string JobFailure::describe() const {
     case Kind::kStoreLost:
       return "lost the connection to the job's store" + (pe >= 0 ? ", hosted by " + who : std::string()) +
              ": its host has ended (killed or crashed)" + why;
+    case Kind::kUnreachable:
+      return who + " is unreachable" + why;
     case Kind::kNone: break;
   }
   return who + " failed" + why;

@@ -37,6 +37,7 @@ struct JobFailure {
     kExited,      // the process exited with `code` before shmem_finalize
     kLost,        // its store connection closed before shmem_finalize: killed, crashed, unreachable
     kStoreLost,   // this PE lost the job's store: the PE hosting it ended (pe = that PE, or -1)
+    kUnreachable, // a network route to it failed or timed out (UCX): killed, hung or cut off
   };
   int pe = -1;
   Kind kind = Kind::kNone;

@@ -50,8 +50,18 @@ uint32_t serving(const uint64_t* w) { return static_cast<uint32_t>(__atomic_load
 
 }  // namespace
 
+// PE 0 on another node: the same ticket lock through UCX atomics, polled with backoff.
+void set_lock_remote(Impl& r, uint64_t* w) {
+  uint64_t old = r.ucx_->amo(UcxAmo::kAdd, w, uint64_t(1) << 32, 0, 8, 0, true);
+  const uint32_t ticket = static_cast<uint32_t>(old >> 32);
+  if (static_cast<uint32_t>(old) == ticket) return;
+  Backoff b(r.wait_);
+  while (static_cast<uint32_t>(r.ucx_->amo(UcxAmo::kFetch, w, 0, 0, 8, 0, true)) != ticket) b.pause();
+}
+
 void set_lock(Impl& r, const char* call, long* lock) {
   uint64_t* w = lock_word(r, call, lock);
+  if (r.off_node(0)) return set_lock_remote(r, w);
   uint64_t old = __atomic_fetch_add(w, uint64_t(1) << 32, __ATOMIC_SEQ_CST);
   const uint32_t ticket = static_cast<uint32_t>(old >> 32);
   if (static_cast<uint32_t>(old) == ticket) return;
@@ -60,6 +70,11 @@ void set_lock(Impl& r, const char* call, long* lock) {
 
 bool test_lock(Impl& r, const char* call, long* lock) {
   uint64_t* w = lock_word(r, call, lock);
+  if (r.off_node(0)) {
+    uint64_t cur = r.ucx_->amo(UcxAmo::kFetch, w, 0, 0, 8, 0, true);
+    if (static_cast<uint32_t>(cur) != static_cast<uint32_t>(cur >> 32)) return false;  // held
+    return r.ucx_->amo(UcxAmo::kCswap, w, cur + (uint64_t(1) << 32), cur, 8, 0, true) == cur;
+  }
   uint64_t cur = __atomic_load_n(w, __ATOMIC_SEQ_CST);
   if (static_cast<uint32_t>(cur) != static_cast<uint32_t>(cur >> 32)) return false;  // held
   return __atomic_compare_exchange_n(w, &cur, cur + (uint64_t(1) << 32), false, __ATOMIC_SEQ_CST,
@@ -69,6 +84,10 @@ bool test_lock(Impl& r, const char* call, long* lock) {
 void clear_lock(Impl& r, const char* call, long* lock) {
   uint64_t* w = lock_word(r, call, lock);
   r.quiet();
+  if (r.off_node(0)) {  // fetching: the release is performed before this returns
+    (void)r.ucx_->amo(UcxAmo::kAdd, w, 1, 0, 4, 0, true);
+    return;
+  }
   // Only the serving half moves: a 32-bit add cannot carry into the ticket counter.
   __atomic_fetch_add(reinterpret_cast<uint32_t*>(w), 1u, __ATOMIC_SEQ_CST);
   wake(r, 0);

@@ -59,6 +59,10 @@ inline void iput(Impl& r, const char* call, void* dest, const void* src, ptrdiff
   char* rd = r.translate(call, dest, n ? span : 0, pe);
   if (!n) return;
   const char* s = static_cast<const char*>(src);
+  if (r.off_node(pe)) {
+    for (size_t i = 0; i < n; ++i) r.ucx_put(rd + i * size_t(dst) * S, s + i * size_t(sst) * S, S, pe, true);
+    return;
+  }
   for (size_t i = 0; i < n; ++i) std::memcpy(rd + i * size_t(dst) * S, s + i * size_t(sst) * S, S);
 }
 
@@ -73,6 +77,10 @@ inline void iget(Impl& r, const char* call, void* dest, const void* src, ptrdiff
   const char* rs = r.translate(call, src, n ? span : 0, pe);
   if (!n) return;
   char* d = static_cast<char*>(dest);
+  if (r.off_node(pe)) {  // all in flight at once, then complete
+    for (size_t i = 0; i < n; ++i) r.ucx_get(d + i * size_t(dst) * S, rs + i * size_t(sst) * S, S, pe, false);
+    return r.ucx_->quiet();
+  }
   for (size_t i = 0; i < n; ++i) std::memcpy(d + i * size_t(dst) * S, rs + i * size_t(sst) * S, S);
 }
 
@@ -100,6 +108,10 @@ inline void ibput(Impl& r, const char* call, void* dest, const void* src, ptrdif
   char* rd = r.translate(call, dest, span, pe);
   if (!span) return;
   const char* s = static_cast<const char*>(src);
+  if (r.off_node(pe)) {
+    for (size_t b = 0; b < nblocks; ++b) r.ucx_put(rd + b * size_t(dst) * S, s + b * size_t(sst) * S, bsize * S, pe, true);
+    return;
+  }
   for (size_t b = 0; b < nblocks; ++b) shm::put(rd + b * size_t(dst) * S, s + b * size_t(sst) * S, bsize * S);
 }
 
@@ -111,6 +123,11 @@ inline void ibget(Impl& r, const char* call, void* dest, const void* src, ptrdif
   const char* rs = r.translate(call, src, span, pe);
   if (!span) return;
   char* d = static_cast<char*>(dest);
+  if (r.off_node(pe)) {
+    for (size_t b = 0; b < nblocks; ++b)
+      r.ucx_get(d + b * size_t(dst) * S, rs + b * size_t(sst) * S, bsize * S, pe, false);
+    return r.ucx_->quiet();
+  }
   for (size_t b = 0; b < nblocks; ++b) shm::get(d + b * size_t(dst) * S, rs + b * size_t(sst) * S, bsize * S);
 }
 
@@ -125,23 +142,45 @@ inline T* amo_addr(Impl& r, const char* call, const T* addr, int pe) {
   return a;
 }
 
+// Off the node an atomic is a UCX atomic on the object's bits (4 or 8 bytes, float and
+// double included: fetch, set, swap and compare-swap move bits), performed by the target's
+// CPU (UCX_ATOMIC_MODE=cpu), so it is atomic with the on-node PEs' atomics on that word.
+template <class T>
+inline uint64_t to_bits(T v) {
+  uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof(T));
+  return b;
+}
+template <class T>
+inline T from_bits(uint64_t b) {
+  T v;
+  std::memcpy(&v, &b, sizeof(T));
+  return v;
+}
+
 template <class T>
 inline T atomic_fetch(Impl& r, const char* call, const T* src, int pe) {
   T v;
-  __atomic_load(amo_addr(r, call, src, pe), &v, __ATOMIC_SEQ_CST);
+  const T* a = amo_addr(r, call, src, pe);
+  if (r.off_node(pe)) return from_bits<T>(r.ucx_->amo(UcxAmo::kFetch, const_cast<T*>(a), 0, 0, sizeof(T), pe, true));
+  __atomic_load(a, &v, __ATOMIC_SEQ_CST);
   return v;
 }
 
 template <class T>
 inline void atomic_set(Impl& r, const char* call, T* dest, T value, int pe) {
-  __atomic_store(amo_addr(r, call, dest, pe), &value, __ATOMIC_SEQ_CST);
+  T* a = amo_addr(r, call, dest, pe);
+  if (r.off_node(pe)) return (void)r.ucx_->amo(UcxAmo::kSwap, a, to_bits(value), 0, sizeof(T), pe, true);
+  __atomic_store(a, &value, __ATOMIC_SEQ_CST);
   wake(r, pe);
 }
 
 template <class T>
 inline T atomic_swap(Impl& r, const char* call, T* dest, T value, int pe) {
   T old;
-  __atomic_exchange(amo_addr(r, call, dest, pe), &value, &old, __ATOMIC_SEQ_CST);
+  T* a = amo_addr(r, call, dest, pe);
+  if (r.off_node(pe)) return from_bits<T>(r.ucx_->amo(UcxAmo::kSwap, a, to_bits(value), 0, sizeof(T), pe, true));
+  __atomic_exchange(a, &value, &old, __ATOMIC_SEQ_CST);
   wake(r, pe);
   return old;
 }
@@ -149,18 +188,25 @@ inline T atomic_swap(Impl& r, const char* call, T* dest, T value, int pe) {
 template <class T>
 inline T atomic_compare_swap(Impl& r, const char* call, T* dest, T cond, T value, int pe) {
   T expected = cond;
-  __atomic_compare_exchange_n(amo_addr(r, call, dest, pe), &expected, value, false, __ATOMIC_SEQ_CST,
-                              __ATOMIC_SEQ_CST);
+  T* a = amo_addr(r, call, dest, pe);
+  if (r.off_node(pe))
+    return from_bits<T>(r.ucx_->amo(UcxAmo::kCswap, a, to_bits(value), to_bits(cond), sizeof(T), pe, true));
+  __atomic_compare_exchange_n(a, &expected, value, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
   wake(r, pe);
   return expected;
 }
 
 enum class Rmw { kAdd, kAnd, kOr, kXor };
 
+constexpr UcxAmo ucx_op(Rmw op) {
+  return op == Rmw::kAdd ? UcxAmo::kAdd : op == Rmw::kAnd ? UcxAmo::kAnd : op == Rmw::kOr ? UcxAmo::kOr : UcxAmo::kXor;
+}
+
 template <Rmw Op, class T>
 inline T atomic_fetch_op(Impl& r, const char* call, T* dest, T value, int pe) {
   static_assert(std::is_integral_v<T>);
   T* a = amo_addr(r, call, dest, pe);
+  if (r.off_node(pe)) return from_bits<T>(r.ucx_->amo(ucx_op(Op), a, to_bits(value), 0, sizeof(T), pe, true));
   T old;
   if constexpr (Op == Rmw::kAdd) old = __atomic_fetch_add(a, value, __ATOMIC_SEQ_CST);
   else if constexpr (Op == Rmw::kAnd) old = __atomic_fetch_and(a, value, __ATOMIC_SEQ_CST);
@@ -170,10 +216,29 @@ inline T atomic_fetch_op(Impl& r, const char* call, T* dest, T value, int pe) {
   return old;
 }
 
+// The non-fetching forms (atomic_add, _inc, _and, _or, _xor): posted off the node,
+// complete at quiet.
+template <Rmw Op, class T>
+inline void atomic_post(Impl& r, const char* call, T* dest, T value, int pe) {
+  if (r.off_node(pe)) {
+    if (SYMMEM_UNLIKELY(static_cast<unsigned>(pe) >= static_cast<unsigned>(r.npes_))) r.bad_pe(call, pe);
+    T* a = amo_addr(r, call, dest, pe);
+    (void)r.ucx_->amo(ucx_op(Op), a, to_bits(value), 0, sizeof(T), pe, false);
+    return;
+  }
+  (void)atomic_fetch_op<Op>(r, call, dest, value, pe);
+}
+
 // ---------------------------------------------------------------- signals
 
 // Applies a signal operation to pe's signal word `remote` (already translated).
 inline void signal_update(Impl& r, const char* call, uint64_t* remote, uint64_t value, int op, int pe) {
+  if (r.off_node(pe)) {
+    if (op == kSignalSet) (void)r.ucx_->amo(UcxAmo::kSwap, remote, value, 0, 8, pe, true);
+    else if (op == kSignalAdd) (void)r.ucx_->amo(UcxAmo::kAdd, remote, value, 0, 8, pe, false);
+    else bad_signal_op(r, call, op);
+    return;
+  }
   if (op == kSignalSet) __atomic_store_n(remote, value, __ATOMIC_SEQ_CST);
   else if (op == kSignalAdd) __atomic_fetch_add(remote, value, __ATOMIC_SEQ_CST);
   else bad_signal_op(r, call, op);
@@ -195,6 +260,12 @@ inline void put_signal(Impl& r, const char* call, void* dest, const void* src, s
   if (SYMMEM_UNLIKELY(op != kSignalSet && op != kSignalAdd)) bad_signal_op(r, call, op);
   uint64_t* rs = signal_addr(r, call, sig, pe);
   char* rd = r.translate(call, dest, n, pe);
+  if (r.off_node(pe)) {
+    // The data is delivered before the signal: fence between (ordered on the endpoint).
+    r.ucx_put(rd, src, n, pe, true);
+    r.ucx_->fence();
+    return signal_update(r, call, rs, value, op, pe);
+  }
   if (n) shm::put(rd, src, n);
   if (n >= kWeakCopyMin) shm::fence();
   signal_update(r, call, rs, value, op, pe);

@@ -40,6 +40,12 @@ Runtime::Impl::~Impl() {
     const uint64_t held = heap_->committed() + heap_->meta_size() + (static_ ? static_->size() : 0);
     (void)store_->add(kCommittedKey, -int64_t(held));
   }
+  if (ucx_ && epoch_store_) {
+    // Collective: flush, close the endpoints, stop the progress thread.
+    Status s = ucx_->close(*epoch_store_);
+    if (!s.ok()) log_pe(LogLevel::kWarn, rank_, "finalize: closing UCX: %s", s.message().c_str());
+  }
+  ucx_.reset();
   if (live_) {
     live_->leave();
     live_.reset();
@@ -124,6 +130,7 @@ void Runtime::Impl::strided_sync(int start, int stride, int size, uint64_t off, 
   // shmem_sync: this PE's earlier stores are visible to the others once they leave the
   // sync, non-temporal ones included (the notify below is a locked instruction, which
   // orders only ordinary stores for certain).
+  if (SYMMEM_UNLIKELY(!all_shm_) && !group_on_node(start, stride, size)) return net_sync(start, stride, size, off, epoch);
   shm::fence();
   if (size <= 1) return;
   uint32_t e = ++*epoch;
@@ -184,6 +191,14 @@ void Runtime::Impl::sync_all() {
 }
 
 // ---------------------------------------------------------------- collective allocation
+
+// PE pe's record of call `seq`: read in place on the node, fetched into *copy off it.
+const AllocRecord& Runtime::Impl::peer_alloc_record(int pe, uint64_t seq, AllocRecord* copy) {
+  AllocRecord* r = &meta(pe)->alloc[seq & 1];
+  if (!off_node(pe)) return *r;
+  rget(copy, r, sizeof(AllocRecord), pe);
+  return *copy;
+}
 
 // Every PE records what it asked for and allocates locally (deterministic, so offsets
 // agree). When the call grows the committed part of the heap, each PE first checks that
@@ -253,7 +268,8 @@ void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size,
   bool all_ok = ok, any_need = rec.need > 0;
   for (int pe = 0; pe < npes_; ++pe) {
     if (pe == rank_) continue;
-    const AllocRecord& r = meta(pe)->alloc[seq & 1];
+    AllocRecord copy;
+    const AllocRecord& r = peer_alloc_record(pe, seq, &copy);
     uint64_t rs = r.seq.load(std::memory_order_acquire);
     if (rs != seq || r.op != rec.op || r.size != rec.size || r.align != rec.align ||
         (r.ok && ok && r.offset != rec.offset)) {
@@ -283,8 +299,10 @@ void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size,
     barrier_all();
     bool everyone = committed_ok;
     for (int pe = 0; pe < npes_; ++pe) {
-      const AllocRecord& r = meta(pe)->alloc[seq & 1];
-      if (pe != rank_ && (r.commit_seq.load(std::memory_order_acquire) != seq || !r.commit_ok)) everyone = false;
+      if (pe == rank_) continue;
+      AllocRecord copy;
+      const AllocRecord& r = peer_alloc_record(pe, seq, &copy);
+      if (r.commit_seq.load(std::memory_order_acquire) != seq || !r.commit_ok) everyone = false;
     }
     if (!everyone) {
       const uint64_t had = heap_->committed();
@@ -332,7 +350,8 @@ void Runtime::Impl::collective_free(const char* call, void* ptr) {
   sync_all();
   for (int pe = 0; pe < npes_; ++pe) {
     if (pe == rank_) continue;
-    const AllocRecord& r = meta(pe)->alloc[seq & 1];
+    AllocRecord copy;
+    const AllocRecord& r = peer_alloc_record(pe, seq, &copy);
     uint64_t rs = r.seq.load(std::memory_order_acquire);
     if (rs != seq || r.op != rec.op || r.offset != rec.offset)
       fail(Errc::kMismatch, call, "collective memory call #%" PRIu64 " mismatch: this PE called shmem_free(%p) but "
@@ -448,16 +467,18 @@ void* Runtime::realloc(void* p, size_t n) {
 void Runtime::free(void* p) { impl_->collective_free("free", p); }
 void Runtime::put(void* d, const void* s, size_t n, int pe) { impl_->put("put", d, s, n, pe); }
 void Runtime::get(void* d, const void* s, size_t n, int pe) { impl_->get("get", d, s, n, pe); }
-void Runtime::put_nbi(void* d, const void* s, size_t n, int pe) { impl_->put("put_nbi", d, s, n, pe); }
-void Runtime::get_nbi(void* d, const void* s, size_t n, int pe) { impl_->get("get_nbi", d, s, n, pe); }
+void Runtime::put_nbi(void* d, const void* s, size_t n, int pe) { impl_->put_nbi("put_nbi", d, s, n, pe); }
+void Runtime::get_nbi(void* d, const void* s, size_t n, int pe) { impl_->get_nbi("get_nbi", d, s, n, pe); }
 void Runtime::fence() { impl_->fence(); }
 void Runtime::quiet() { impl_->quiet(); }
 void Runtime::barrier_all() { impl_->barrier_all(); }
 void Runtime::sync_all() { impl_->sync_all(); }
 void* Runtime::ptr(const void* d, int pe) const { return impl_->ptr(d, pe); }
-bool Runtime::addr_accessible(const void* a, int pe) const { return impl_->ptr(a, pe) != nullptr; }
-bool Runtime::pe_accessible(int pe) const {
-  return pe >= 0 && pe < impl_->npes_ && impl_->routes_[pe] == Route::kShm;
+// Accessible = reachable by the data transfer routines (on this node or through UCX);
+// only ptr() is limited to the node.
+bool Runtime::addr_accessible(const void* a, int pe) const {
+  return pe >= 0 && pe < impl_->npes_ && (impl_->in_heap(a) || impl_->in_static(a));
 }
+bool Runtime::pe_accessible(int pe) const { return pe >= 0 && pe < impl_->npes_; }
 
 }  // namespace symmem

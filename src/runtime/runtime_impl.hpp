@@ -27,8 +27,10 @@
 #include "symmem/symmem.hpp"
 #include "transport/route.hpp"
 #include "transport/shm/shm_ops.hpp"
+#include "transport/ucx/ucx_transport.hpp"
 
 #define SYMMEM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SYMMEM_LIKELY(x) __builtin_expect(!!(x), 1)
 
 namespace symmem {
 
@@ -69,17 +71,33 @@ struct Runtime::Impl {
   bool in_static(const void* addr) const {
     return reinterpret_cast<uintptr_t>(addr) - static_start_ < static_size_;
   }
+  // The route of `pe` (checked by translate first): on-node PEs are inline loads and
+  // stores; the others one predictable branch away, through the UCX transport.
+  bool off_node(int pe) const { return SYMMEM_UNLIKELY(route_of_[pe] != Route::kShm); }
   void put(const char* call, void* dest, const void* src, size_t n, int pe) {
     char* r = translate(call, dest, n, pe);
+    if (off_node(pe)) return ucx_put(r, src, n, pe, true);
+    if (n) shm::put(r, src, n);
+  }
+  void put_nbi(const char* call, void* dest, const void* src, size_t n, int pe) {
+    char* r = translate(call, dest, n, pe);
+    if (off_node(pe)) return ucx_put(r, src, n, pe, false);
     if (n) shm::put(r, src, n);
   }
   void get(const char* call, void* dest, const void* src, size_t n, int pe) {
     char* r = translate(call, src, n, pe);
+    if (off_node(pe)) return ucx_get(dest, r, n, pe, true);
+    if (n) shm::get(dest, r, n);
+  }
+  void get_nbi(const char* call, void* dest, const void* src, size_t n, int pe) {
+    char* r = translate(call, src, n, pe);
+    if (off_node(pe)) return ucx_get(dest, r, n, pe, false);
     if (n) shm::get(dest, r, n);
   }
   template <class T>
   void p(const char* call, T* dest, T value, int pe) {
     T* r = reinterpret_cast<T*>(translate(call, dest, sizeof(T), pe));
+    if (off_node(pe)) return ucx_put(r, &value, sizeof(T), pe, true);
     if constexpr (sizeof(T) <= 8) __atomic_store(r, &value, __ATOMIC_RELAXED);  // one store, never torn
     else shm::put(r, &value, sizeof(T));
   }
@@ -87,12 +105,84 @@ struct Runtime::Impl {
   T g(const char* call, const T* src, int pe) {
     const T* r = reinterpret_cast<const T*>(translate(call, src, sizeof(T), pe));
     T v;
+    if (off_node(pe)) {
+      ucx_get(&v, r, sizeof(T), pe, true);
+      return v;
+    }
     if constexpr (sizeof(T) <= 8) __atomic_load(r, &v, __ATOMIC_RELAXED);
     else shm::get(&v, r, sizeof(T));
     return v;
   }
-  void fence() { shm::fence(); }
-  void quiet() { shm::quiet(); }
+  void fence() {
+    shm::fence();
+    if (SYMMEM_UNLIKELY(ucx_ != nullptr)) ucx_->fence();
+  }
+  void quiet() {
+    shm::quiet();
+    if (SYMMEM_UNLIKELY(ucx_ != nullptr)) ucx_->quiet();
+  }
+  // Out of line (runtime/remote.cpp): the UCX calls, kept off the inline shm path.
+  void ucx_put(void* r, const void* src, size_t n, int pe, bool blocking);
+  void ucx_get(void* dst, const void* r, size_t n, int pe, bool blocking);
+  // Route-independent access to an address already translated for `pe` (metadata words,
+  // collective buffers): a copy on the node, a blocking UCX operation off it.
+  void rput(void* r, const void* src, size_t n, int pe) {
+    if (off_node(pe)) return ucx_put(r, src, n, pe, true);
+    if (n) shm::put(r, src, n);
+  }
+  void rget(void* dst, const void* r, size_t n, int pe) {
+    if (off_node(pe)) return ucx_get(dst, r, n, pe, true);
+    if (n) shm::get(dst, r, n);
+  }
+  // A posted 32-bit add to pe's word (sync arrivals, pSync tokens), waking its sleepers
+  // on the node.
+  void radd32(std::atomic<uint32_t>* word, uint32_t delta, int pe);
+  // Whether PEs start + i*stride (i < size) all share this node (shm algorithms apply).
+  bool group_on_node(int start, int stride, int size) const {
+    if (SYMMEM_LIKELY(all_shm_)) return true;
+    for (int i = 0; i < size; ++i)
+      if (route_of_[start + i * stride] != Route::kShm) return false;
+    return true;
+  }
+  // A wait of the cross-node algorithms: polls done() while driving UCX progress, backs
+  // off, and ends the job naming `peer` when SYMMEM_OP_TIMEOUT passes.
+  template <class Done>
+  void net_wait(Done done, int peer, const char* what) {
+    uint64_t polls = 0;
+    int64_t start = 0;
+    // Sleeps on this PE's user_wake, which the UCX progress thread bumps after serving
+    // remote operations while someone sleeps there.
+    WaitWord& w = meta(rank_)->user_wake;
+    wait_adaptive(
+        [&] {
+          if (done()) return true;
+          if ((++polls & 255) == 0) check_net_wait(&start, peer, what);
+          return false;
+        },
+        [&](Backoff& b) {
+          w.sleepers.fetch_add(1, std::memory_order_seq_cst);
+          const uint32_t gen = w.v.load(std::memory_order_seq_cst);
+          if (!done()) b.pause_on(&w.v, gen);
+          w.sleepers.fetch_sub(1, std::memory_order_release);
+        });
+  }
+  void check_net_wait(int64_t* start_ns, int peer, const char* what);
+  // A network route to `peer` failed or timed out: the job fails, naming it (peer < 0: this
+  // PE's own error). runtime/remote.cpp
+  [[noreturn]] void net_failure(int peer, const std::string& msg);
+  // How a group's members fall on nodes: its leaders (lowest member of each node, in
+  // member order), this PE's node leader and how many members share this PE's node.
+  struct GroupNodes {
+    int start = 0, stride = 0, size = 0;
+    std::vector<int> leaders;  // world PEs
+    int my_leader = -1;        // index of this node's leader in `leaders`
+    int leader = -1;           // world PE of this node's leader
+    int local = 0;             // members on this node
+  };
+  GroupNodes& group_nodes(int start, int stride, int size);
+  // Cross-node form of strided_sync (runtime/remote.cpp).
+  void net_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch);
+
   // Local load/store address of pe's copy, or nullptr (never reports).
   void* ptr(const void* addr, int pe) const;
   bool in_heap(const void* addr) const {
@@ -136,6 +226,7 @@ struct Runtime::Impl {
     int polls = 0;
     do {
       ++polls;
+      if (SYMMEM_UNLIKELY(ucx_ != nullptr)) ucx_->progress();  // serve remote operations while waiting
       if (!b.sleeping()) {
         b.pause();
       } else {
@@ -173,11 +264,14 @@ struct Runtime::Impl {
   // Before the heap: makes the executable's globals shared; returns S for the heap.
   uint64_t attach_static_data(const InitOptions& opts);
   // After the heap: maps every PE's copy into the heap's reservation.
-  void map_static_data();
+  void map_static_data(const std::vector<uint8_t>& map_pe);
+  // After the heap, when some PE is on another node: the UCX transport (runtime/remote.cpp).
+  void connect_ucx(const std::string& tag);
 
   // ---- memory management (collective) ----
   void* collective_alloc(const char* call, AllocOp op, size_t size, size_t align, void* old);
   void collective_free(const char* call, void* ptr);
+  const AllocRecord& peer_alloc_record(int pe, uint64_t seq, AllocRecord* copy);
 
   // ---- errors ----
   [[noreturn]] void bad_pe(const char* call, int pe);
@@ -242,6 +336,15 @@ struct Runtime::Impl {
   int node_first_pe_ = 0;  // the lowest rank on this machine: says what the node cannot hold
   void note_node_capacity();
   RouteTable routes_;
+  const Route* route_of_ = nullptr;  // routes_' table, for the data path
+  bool all_shm_ = true;              // every PE of the job is on this node
+  std::vector<std::string> node_of_;  // node id of every PE
+  std::vector<int> node_pes_;        // world PEs of this node, ascending
+  std::vector<int> node_index_;      // node of every PE, numbered by first appearance
+  size_t node_count_ = 1;
+  std::vector<GroupNodes> group_nodes_cache_;
+  std::vector<std::string> all_info_;    // what every PE published at init
+  std::unique_ptr<UcxTransport> ucx_;  // null when every PE is on this node
   uint32_t world_epoch_ = 0;
   uint64_t alloc_seq_ = 0;
   bool finalized_ = false;

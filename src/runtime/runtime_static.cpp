@@ -20,9 +20,9 @@ uint64_t Runtime::Impl::attach_static_data(const InitOptions& opts) {
   return static_ ? static_->size() : 0;
 }
 
-void Runtime::Impl::map_static_data() {
+void Runtime::Impl::map_static_data(const std::vector<uint8_t>& map_pe) {
   if (!static_) return;
-  Status s = static_->map_peers(heap_->statics(0), epoch_store_.get());
+  Status s = static_->map_peers(heap_->statics(0), epoch_store_.get(), map_pe);
   if (!s.ok()) fail(s.code(), "init", "%s", s.message().c_str());
   static_start_ = static_->start();
   static_size_ = static_->size();

@@ -57,6 +57,25 @@ TeamRegistry::TeamRegistry(Runtime::Impl* rt) : rt_(rt) {
   shared_ = make(kSharedSlot);
   shared_->sync_off = shared_->slot_off + offsetof(TeamSlot, sync);
   shared_->epoch = &shared_->own_epoch;
+  // TEAM_SHARED / TEAM_NODE: the PEs of this node, when they form an arithmetic
+  // progression of world PEs (block or cyclic placement); otherwise this PE alone.
+  const std::vector<int>& node = rt->node_pes_;
+  if (!rt->all_shm_ && !node.empty()) {
+    const int stride = node.size() > 1 ? node[1] - node[0] : 1;
+    bool ap = true;
+    for (size_t i = 1; i < node.size(); ++i) ap = ap && node[i] - node[i - 1] == stride;
+    if (ap) {
+      shared_->start = node[0];
+      shared_->stride = stride;
+      shared_->size = int(node.size());
+    } else {
+      log_pe(LogLevel::kWarn, rt->rank_, "the PEs of this node are no arithmetic progression of world PEs: "
+             "TEAM_SHARED holds this PE only");
+      shared_->start = rt->rank_;
+      shared_->size = 1;
+    }
+    shared_->me = shared_->index_of(rt->rank_);
+  }
 }
 
 TeamRegistry::~TeamRegistry() = default;
@@ -103,8 +122,12 @@ int TeamRegistry::split(TeamState* parent, int start, int stride, int size, bool
   int slot = -1;
   if (member) {
     uint64_t busy = 0;
-    for (int i = 0; i < size; ++i)
-      busy |= parent->slot_of(parent->world_pe(start + i * stride))->used_mask[p1];
+    for (int i = 0; i < size; ++i) {
+      const int w = parent->world_pe(start + i * stride);
+      uint64_t m;
+      rt_->rget(&m, &parent->slot_of(w)->used_mask[p1], sizeof m, w);
+      busy |= m;
+    }
     for (int s = 0; s < max_slots_; ++s)
       if (!(busy & (1ull << s))) {
         slot = s;
@@ -122,8 +145,12 @@ int TeamRegistry::split(TeamState* parent, int start, int stride, int size, bool
   mine->split_ok[p2] = ok ? 1 : 0;
   parent->sync();
   int first_failed = -1;  // reports once, from the lowest parent PE that found no slot
-  for (int i = 0; i < parent->size && first_failed < 0; ++i)
-    if (!parent->slot_of(parent->world_pe(i))->split_ok[p2]) first_failed = i;
+  for (int i = 0; i < parent->size && first_failed < 0; ++i) {
+    const int w = parent->world_pe(i);
+    uint32_t ok_i;
+    rt_->rget(&ok_i, &parent->slot_of(w)->split_ok[p2], sizeof ok_i, w);
+    if (!ok_i) first_failed = i;
+  }
   if (first_failed >= 0) {
     if (member && slot >= 0) used_ &= ~(1ull << slot);  // nobody has used it yet
     if (first_failed == parent->me)

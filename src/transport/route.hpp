@@ -1,5 +1,6 @@
-// How each PE of a job is reached, decided once at init. Today every PE of a job shares
-// this node (kShm); the network route (UCX) plugs in here as a second kind.
+// How each PE of a job is reached, decided once at init: PEs of this node (same host name
+// and boot id, or the same SYMMEM_NODE_ID) share memory (kShm: inline loads and stores);
+// the others are reached through UCX (kUcx; every peer with SYMMEM_TRANSPORT=ucx).
 #pragma once
 
 #include <cstdint>
@@ -7,7 +8,7 @@
 
 namespace symmem {
 
-enum class Route : uint8_t { kShm = 0, kNone = 1 };
+enum class Route : uint8_t { kShm = 0, kUcx = 1, kNone = 2 };
 
 class RouteTable {
  public:
@@ -15,6 +16,7 @@ class RouteTable {
   explicit RouteTable(std::vector<Route> r) : routes_(std::move(r)) {}
   Route operator[](int pe) const { return routes_[static_cast<size_t>(pe)]; }
   int size() const { return static_cast<int>(routes_.size()); }
+  const Route* data() const { return routes_.data(); }
   bool all_shm() const {
     for (Route r : routes_)
       if (r != Route::kShm) return false;

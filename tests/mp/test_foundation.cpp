@@ -149,9 +149,13 @@ TEST(Foundation, PtrGivesLoadStoreAccess) {
   rt().barrier_all();
   for (int pe = 0; pe < rt().n_pes(); ++pe) {
     int* p = static_cast<int*>(rt().ptr(v.data(), pe));
+    EXPECT_TRUE(rt().addr_accessible(v.data(), pe));  // reachable by RMA on any node
+    if (!mp::on_my_node(pe)) {
+      EXPECT_EQ(p, nullptr) << "ptr() to PE " << pe << " of another node";
+      continue;
+    }
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(*p, pe * 10);
-    EXPECT_TRUE(rt().addr_accessible(v.data(), pe));
   }
   int local = 0;
   EXPECT_FALSE(rt().addr_accessible(&local, 0));

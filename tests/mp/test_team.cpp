@@ -37,12 +37,28 @@ void expect_team(shmem_team_t t, int start, int stride, int size) {
 }
 
 TEST(Team, Predefined) {
+  // The world, and the PEs of this node (all of them on one node; across emulated or real
+  // nodes, as many as share memory with this PE: exactly those shmem_ptr reaches).
+  long* x = static_cast<long*>(shmem_malloc(sizeof(long)));
   for (shmem_team_t t : {SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED, SHMEMX_TEAM_NODE}) {
-    EXPECT_EQ(shmem_team_my_pe(t), me());
-    EXPECT_EQ(shmem_team_n_pes(t), npes());
-    EXPECT_EQ(shmem_team_translate_pe(t, npes() - 1, SHMEM_TEAM_WORLD), npes() - 1);
+    int members = 0, last = -1;
+    for (int p = 0; p < npes(); ++p) {
+      const bool in = shmem_team_translate_pe(SHMEM_TEAM_WORLD, p, t) >= 0;
+      members += in;
+      if (in) last = p;
+      if (t != SHMEM_TEAM_WORLD) {
+        EXPECT_EQ(in, shmem_ptr(x, p) != nullptr) << "PE " << p;
+      }
+    }
+    if (t == SHMEM_TEAM_WORLD) {
+      EXPECT_EQ(members, npes());
+    }
+    EXPECT_EQ(shmem_team_n_pes(t), members);
+    EXPECT_EQ(shmem_team_translate_pe(t, shmem_team_my_pe(t), SHMEM_TEAM_WORLD), me());
+    EXPECT_EQ(shmem_team_translate_pe(t, members - 1, SHMEM_TEAM_WORLD), last);
     EXPECT_EQ(shmem_team_sync(t), 0);
   }
+  shmem_free(x);
   EXPECT_EQ(shmem_team_my_pe(SHMEM_TEAM_INVALID), -1);
   EXPECT_EQ(shmem_team_n_pes(SHMEM_TEAM_INVALID), -1);
   EXPECT_EQ(shmem_team_translate_pe(SHMEM_TEAM_INVALID, 0, SHMEM_TEAM_WORLD), -1);

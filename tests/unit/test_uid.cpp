@@ -80,8 +80,14 @@ TEST(InitAttr, BadAttributesThrowWithTheReason) {
     EXPECT_NE(std::string(e.what()).find("my_pe=3 is out of range for n_pes=2"), std::string::npos) << e.what();
   }
   symmem::InitAttr b;
-  b.transport = "ucx";
-  EXPECT_THROW(symmem::Runtime rt(b), symmem::Error);
+  b.transport = "infiniband";  // engines are auto, shm and ucx
+  try {
+    symmem::Runtime rt(b);
+    FAIL() << "accepted transport infiniband";
+  } catch (const symmem::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("transport 'infiniband' is not one of auto, shm, ucx"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -390,9 +390,12 @@ Status Job::spawn_all() {
   };
   for (char** e = environ; *e != nullptr; ++e) {
     std::string kv = *e;
-    if (!overridden(kv.substr(0, kv.find('=')))) base.push_back(std::move(kv));
+    std::string name = kv.substr(0, kv.find('='));
+    if (opts_.emulate_nodes > 0 && name == "SYMMEM_NODE_ID") continue;  // set per PE below
+    if (!overridden(name)) base.push_back(std::move(kv));
   }
   for (auto& [k, v] : opts_.env) {
+    if (opts_.emulate_nodes > 0 && k == "SYMMEM_NODE_ID") continue;  // --emulate-nodes decides
     if (is_contract_var(k)) {
       output_.message(format("-x %s is ignored: symmem-run sets it for each PE", k.c_str()));
       continue;
@@ -420,6 +423,10 @@ Status Job::spawn_all() {
     pe.rank = r;
     std::vector<std::string> env_s = base;
     env_s.push_back(std::string(kEnvRank) + "=" + std::to_string(r));
+    if (opts_.emulate_nodes > 0) {
+      const int k = opts_.emulate_nodes;
+      env_s.push_back("SYMMEM_NODE_ID=emu" + std::to_string(int64_t(r) * k / n));
+    }
     std::vector<char*> envp = c_array(env_s);
     std::string exec_error = format("symmem-run: PE %d: cannot execute '%s': ", r, exe_.c_str());
     std::string pgid_error = format("symmem-run: PE %d: cannot join the job's process group\n", r);

@@ -74,7 +74,7 @@ bool parse_env(const std::string& text, Options* opts, std::string* error) {
 }  // namespace
 
 const char* usage_line() {
-  return "usage: symmem-run [--timeout S] [--tag-output] [-x VAR=VALUE]... -n N program [args...]";
+  return "usage: symmem-run [--timeout S] [--tag-output] [--emulate-nodes K] [-x VAR=VALUE]... -n N program [args...]";
 }
 
 const char* help_text() {
@@ -89,6 +89,9 @@ const char* help_text() {
          "  --timeout S           end the job after S seconds (fractions allowed; 0 = never)\n"
          "                        and exit with 124\n"
          "  --tag-output          prefix every output line with \"[pe N] \"\n"
+         "  --emulate-nodes K     split the PEs into K emulated nodes (blocks of consecutive\n"
+         "                        PEs, SYMMEM_NODE_ID=emu<k>): PEs of other blocks are reached\n"
+         "                        through UCX as if on other hosts\n"
          "  -x, --env VAR=VALUE   set VAR in every PE (a bare VAR passes this shell's value);\n"
          "                        PEs inherit symmem-run's environment in any case\n"
          "  -h, --help            this text\n"
@@ -155,6 +158,12 @@ ParseOutcome parse_options(int argc, char** argv) {
     } else if (name == "-x" || name == "--env") {
       if (!value(&v)) return fail(name + " needs VAR=VALUE");
       if (!parse_env(v, &o, &error)) return fail(error);
+    } else if (name == "--emulate-nodes") {
+      if (!value(&v)) return fail("--emulate-nodes needs a number of nodes");
+      char* end = nullptr;
+      long k = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || k < 1 || k > 1000000) return fail("--emulate-nodes: '" + v + "' is not a number of nodes >= 1");
+      o.emulate_nodes = int(k);
     } else if (name == "--tag-output" && takes_no_value()) {
       o.tag_output = true;
     } else if ((name == "-h" || name == "--help") && takes_no_value()) {

@@ -13,6 +13,7 @@ struct Options {
   int npes = 0;
   double timeout_s = 0;  // 0 = no timeout
   bool tag_output = false;
+  int emulate_nodes = 0;  // --emulate-nodes K: SYMMEM_NODE_ID per PE, K blocks of PEs
   std::vector<std::pair<std::string, std::string>> env;  // -x VAR=VALUE, in order
   std::vector<std::string> program;                      // program and its arguments
 };

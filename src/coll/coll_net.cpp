@@ -1,0 +1,184 @@
+// Collectives of groups whose members are on several nodes. Every member pulls what it
+// needs from its peers' symmetric buffers (one-sided gets: a load on the node, a UCX get
+// off it, all in flight at once and completed together), between two syncs of the group
+// (Runtime::Impl::net_sync / PsyncGroup::net_sync). Reductions and scans combine operands in
+// member order 0, 1, ..., n-1, as the on-node algorithms do, so every member computes the
+// same bits.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "coll/coll.hpp"
+
+namespace symmem::coll::net {
+namespace {
+
+const char* cp(const void* p) { return static_cast<const char*>(p); }
+char* mp(void* p) { return static_cast<char*>(p); }
+
+void move_local(void* dest, const void* src, size_t bytes) {
+  if (dest != src && bytes) std::memmove(dest, src, bytes);
+}
+
+// Starts copying member i's copy of the symmetric range [sym, sym+n) into dst; complete
+// after done(g).
+void pull(Group& g, void* dst, const void* sym, size_t n, int i) {
+  if (!n) return;
+  const int pe = g.world_pe(i);
+  const char* r = g.at(cp(sym), i);
+  Runtime::Impl* rt = g.rt();
+  if (rt->off_node(pe)) rt->ucx_get(dst, r, n, pe, false);
+  else shm::get(dst, r, n);
+}
+
+void done(Group& g) {
+  if (g.rt()->ucx_) g.rt()->ucx_->quiet();
+}
+
+// out = operands 0..last in member order.
+void fold(Group& g, void* out, const char* all, int last, size_t n, size_t es, ReduceFn fn) {
+  const ReduceKernels& k = fn->isa[g.rt()->reduce_isa_];
+  const size_t bytes = n * es;
+  if (last == 0) return (void)std::memcpy(out, all, bytes);
+  k.combine(out, all, all + bytes, n);
+  for (int i = 2; i <= last; ++i) k.acc(out, all + size_t(i) * bytes, n);
+}
+
+}  // namespace
+
+void sync(Group& g) { g.sync(); }
+
+// From this size on, only one member per node moves the data between nodes (the node's
+// leader); the others copy it from the leader through shared memory.
+constexpr size_t kHierBytes = 64 << 10;
+
+void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets) {
+  if (bytes == 0) return;
+  Runtime::Impl* rt = g.rt();
+  const int me = g.me();
+  g.sync();  // the root's source is ready; no member still reads a previous dest
+  if (bytes < kHierBytes) {
+    if (me != root) pull(g, dest, src, bytes, root);
+    else if (root_gets) move_local(dest, src, bytes);
+    done(g);
+    g.sync();  // nobody still reads the root's source
+    return;
+  }
+  // Members of the root's node copy from the root; each other node's leader pulls over UCX
+  // into its own dest; after the sync that node's other members copy from the leader's.
+  const Runtime::Impl::GroupNodes& gn = rt->group_nodes(g.start(), g.stride(), g.size());
+  const bool root_here = !rt->off_node(g.world_pe(root));
+  const int leader = g.index_of(gn.leader);
+  if (me == root) {
+    if (root_gets) move_local(dest, src, bytes);
+  } else if (root_here || me == leader) {
+    pull(g, dest, src, bytes, root);
+    done(g);
+  }
+  g.sync();
+  if (!root_here && me != leader) pull(g, dest, dest, bytes, leader);
+}
+
+void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  const int n = g.size(), me = g.me();
+  g.sync();
+  for (int k = 0; k < n; ++k) {
+    const int i = (me + k) % n;
+    if (i == me) move_local(mp(dest) + size_t(i) * bytes, src, bytes);
+    else pull(g, mp(dest) + size_t(i) * bytes, src, bytes, i);
+  }
+  done(g);
+  g.sync();
+}
+
+void collect(Group& g, void* dest, const void* src, size_t bytes) {
+  const int n = g.size(), me = g.me();
+  const unsigned par = g.next_parity();
+  __atomic_store_n(g.size_word(me, par), uint64_t(bytes), __ATOMIC_RELAXED);
+  g.sync();
+  std::vector<uint64_t> sizes(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    if (i == me) sizes[size_t(i)] = bytes;
+    else g.rt()->rget(&sizes[size_t(i)], g.size_word(i, par), sizeof(uint64_t), g.world_pe(i));
+  }
+  size_t off = 0;
+  for (int i = 0; i < n; ++i) {
+    if (i == me) move_local(mp(dest) + off, src, bytes);
+    else pull(g, mp(dest) + off, src, sizes[size_t(i)], i);
+    off += sizes[size_t(i)];
+  }
+  done(g);
+  g.sync();
+  g.collect_done();
+}
+
+void alltoall(Group& g, void* dest, const void* src, size_t block) {
+  if (block == 0) return;
+  const int n = g.size(), me = g.me();
+  g.sync();
+  for (int k = 0; k < n; ++k) {
+    const int i = (me + k) % n;
+    if (i == me) move_local(mp(dest) + size_t(i) * block, cp(src) + size_t(me) * block, block);
+    else pull(g, mp(dest) + size_t(i) * block, cp(src) + size_t(me) * block, block, i);
+  }
+  done(g);
+  g.sync();
+}
+
+void alltoalls(Group& g, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es) {
+  if (nelems == 0) return;
+  const int n = g.size(), me = g.me();
+  g.sync();
+  for (int k = 0; k < n; ++k) {
+    const int i = (me + k) % n;
+    const char* s = cp(src) + size_t(me) * nelems * size_t(sst) * es;
+    char* d = mp(dest) + size_t(i) * nelems * size_t(dst) * es;
+    for (size_t e = 0; e < nelems; ++e) {
+      if (i == me) std::memcpy(d + e * size_t(dst) * es, s + e * size_t(sst) * es, es);
+      else pull(g, d + e * size_t(dst) * es, s + e * size_t(sst) * es, es, i);
+    }
+  }
+  done(g);
+  g.sync();
+}
+
+void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
+  if (n == 0) return;
+  const int size = g.size();
+  const size_t bytes = n * es;
+  Runtime::Impl* rt = g.rt();
+  const bool hier = bytes >= kHierBytes;
+  const int leader = hier ? g.index_of(rt->group_nodes(g.start(), g.stride(), g.size()).leader) : g.me();
+  std::vector<char> all, out;
+  g.sync();
+  if (g.me() == leader) {  // every member when small; else each node's leader
+    all.resize(bytes * size_t(size));
+    out.resize(bytes);
+    for (int i = 0; i < size; ++i) pull(g, all.data() + size_t(i) * bytes, src, bytes, i);
+    done(g);
+    fold(g, out.data(), all.data(), size - 1, n, es, fn);
+  }
+  g.sync();  // in place: every member has read my source
+  if (g.me() == leader) std::memcpy(dest, out.data(), bytes);
+  if (!hier) return;
+  g.sync();  // the leaders' results are in their dests
+  if (g.me() != leader) pull(g, dest, dest, bytes, leader);
+}
+
+void scan(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn, bool inclusive) {
+  if (n == 0) return;
+  const int me = g.me();
+  const int last = inclusive ? me : me - 1;
+  const size_t bytes = n * es;
+  std::vector<char> all(bytes * size_t(last + 1 > 0 ? last + 1 : 1)), out(bytes);
+  g.sync();
+  for (int i = 0; i <= last; ++i) pull(g, all.data() + size_t(i) * bytes, src, bytes, i);
+  done(g);
+  if (last >= 0) fold(g, out.data(), all.data(), last, n, es, fn);
+  g.sync();
+  if (last >= 0) std::memcpy(dest, out.data(), bytes);
+  else std::memset(dest, 0, bytes);
+}
+
+}  // namespace symmem::coll::net

@@ -1,0 +1,157 @@
+// The runtime's off-node side: connecting the UCX transport at init, the out-of-line UCX
+// calls of the data path, and the cross-node synchronisation (docs/multinode.md).
+#include <time.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+
+#include "common/log.hpp"
+#include "runtime/meta.hpp"
+#include "runtime/runtime_impl.hpp"
+
+namespace symmem {
+
+void Runtime::Impl::connect_ucx(const std::string& tag) {
+  UcxParams p;
+  p.rank = rank_;
+  p.npes = npes_;
+  p.remote.resize(size_t(npes_));
+  for (int pe = 0; pe < npes_; ++pe) p.remote[size_t(pe)] = routes_[pe] != Route::kShm;
+  // The heap, the metadata region and the static data, each at the global layout.
+  p.regions.push_back({reinterpret_cast<uintptr_t>(heap_->heap(0)), heap_->heap_size(), heap_->heap_size()});
+  p.regions.push_back({reinterpret_cast<uintptr_t>(heap_->meta(0)), heap_->meta_size(), heap_->meta_size()});
+  if (static_)
+    p.regions.push_back({reinterpret_cast<uintptr_t>(heap_->statics(0)), static_->size(), static_->size()});
+  p.hosts = pe_where_;
+  for (int pe = 0; pe < npes_ && size_t(pe) < p.hosts.size(); ++pe)
+    p.hosts[size_t(pe)] += ", node " + node_of_[size_t(pe)];
+  p.progress = cfg_.ucx_progress;
+  if (p.progress != "thread" && p.progress != "inline")
+    fail(Errc::kInvalidArgument, "init", "SYMMEM_UCX_PROGRESS=%s: expected thread or inline", p.progress.c_str());
+  p.timeout_s = cfg_.op_timeout;
+  p.tag = tag + "/ucx";
+  // A failed peer is raised on the liveness channel (every PE of the job hears it); a
+  // failure of this PE's own is its error.
+  p.fatal = [this](int pe, const std::string& msg) { net_failure(pe, msg); };
+  // Remote atomics and signals land while this PE may sleep in a wait on its own memory.
+  p.after_progress = [this] {
+    WaitWord& w = meta(rank_)->user_wake;
+    if (w.sleepers.load(std::memory_order_seq_cst) != 0) {
+      w.v.fetch_add(1, std::memory_order_seq_cst);
+      futex_wake_shared(&w.v);
+    }
+  };
+  if (!epoch_store_) fail(Errc::kInternal, "init", "PEs on several nodes need the bootstrap store");
+  auto t = UcxTransport::create(p, *epoch_store_);
+  if (!t.ok()) init_failed(t.status().code(), t.status().message());
+  ucx_ = std::move(t).value();
+}
+
+void Runtime::Impl::ucx_put(void* r, const void* src, size_t n, int pe, bool blocking) {
+  if (n) ucx_->put(r, src, n, pe, blocking);
+}
+
+void Runtime::Impl::ucx_get(void* dst, const void* r, size_t n, int pe, bool blocking) {
+  if (n) ucx_->get(dst, r, n, pe, blocking);
+}
+
+void Runtime::Impl::radd32(std::atomic<uint32_t>* word, uint32_t delta, int pe) {
+  if (off_node(pe)) {
+    (void)ucx_->amo(UcxAmo::kAdd, word, delta, 0, 4, pe, false, /*track=*/false);
+    return;
+  }
+  // The word's sleeper count follows it on the same line (WaitWord); pSync tokens keep
+  // theirs in the high half of the long.
+  word->fetch_add(delta, std::memory_order_seq_cst);
+  auto* sleepers = reinterpret_cast<std::atomic<uint32_t>*>(reinterpret_cast<uint32_t*>(word) + 1);
+  if (sleepers->load(std::memory_order_seq_cst) != 0) futex_wake_shared(word);
+}
+
+void Runtime::Impl::check_net_wait(int64_t* start_ns, int peer, const char* what) {
+  int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (*start_ns == 0) {
+    *start_ns = now;
+    return;
+  }
+  if (double(now - *start_ns) / 1e9 < cfg_.op_timeout) return;
+  std::string who = "PE " + std::to_string(peer);
+  if (size_t(peer) < pe_where_.size()) who += " (" + pe_where_[size_t(peer)] + ", node " + node_of_[size_t(peer)] + ")";
+  char msg[256];
+  std::snprintf(msg, sizeof msg, "%s: waited %.1f s for %s (SYMMEM_OP_TIMEOUT): it is hung, stopped or unreachable",
+                what, cfg_.op_timeout, who.c_str());
+  net_failure(peer, msg);
+}
+
+void Runtime::Impl::net_failure(int peer, const std::string& msg) {
+  if (peer < 0 || peer == rank_) {
+    log_pe(LogLevel::kError, rank_, "%s", msg.c_str());
+    end_job(JobFailure::Kind::kError, 1, msg);
+  }
+  JobFailure f;
+  f.pe = peer;
+  f.kind = JobFailure::Kind::kUnreachable;
+  f.where = size_t(peer) < pe_where_.size() ? pe_where_[size_t(peer)] : "";
+  f.reason = msg;
+  job_failing(f);
+}
+
+// Hierarchical: the members of each node arrive at their node's leader (the node's lowest
+// member) through shared memory; the leaders run a dissemination barrier over UCX (round r
+// adds one to leader l + 2^r's round word, an epoch count, and waits for its own); each
+// leader then releases its node. The quiet first makes it a barrier for UCX operations too
+// (on the node they are complete when issued).
+void Runtime::Impl::net_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch) {
+  if (ucx_) ucx_->quiet();
+  shm::fence();
+  if (size <= 1) return;
+  const uint32_t e = ++*epoch;
+  auto state = [&](int pe) { return reinterpret_cast<SyncState*>(meta_bytes(pe) + off); };
+  GroupNodes& gn = group_nodes(start, stride, size);
+  if (rank_ != gn.leader) {
+    add_word(&state(gn.leader)->arrive, 1);
+    wait_word_ge(&state(gn.leader)->release, e);
+    return;
+  }
+  if (gn.local > 1) wait_word_ge(&state(rank_)->arrive, e * uint32_t(gn.local - 1));
+  const int nl = int(gn.leaders.size());
+  for (int round = 0, dist = 1; dist < nl; ++round, dist <<= 1) {
+    const int to = gn.leaders[size_t((gn.my_leader + dist) % nl)];
+    const int from = gn.leaders[size_t((gn.my_leader - dist % nl + nl) % nl)];
+    radd32(&state(to)->round[round].v, 1, to);
+    std::atomic<uint32_t>& mine = state(rank_)->round[round].v;
+    net_wait([&] { return int32_t(mine.load(std::memory_order_acquire) - e) >= 0; }, from, "barrier");
+  }
+  notify(&state(rank_)->release, e);
+}
+
+// The node structure of the group start + i*stride (i < size), cached for the last groups
+// asked about (teams are few; a sync must not allocate).
+Runtime::Impl::GroupNodes& Runtime::Impl::group_nodes(int start, int stride, int size) {
+  for (GroupNodes& g : group_nodes_cache_)
+    if (g.start == start && g.stride == stride && g.size == size) return g;
+  GroupNodes g;
+  g.start = start;
+  g.stride = stride;
+  g.size = size;
+  std::vector<char> seen(node_count_, 0);
+  for (int i = 0; i < size; ++i) {
+    const int pe = start + i * stride;
+    const int n = node_index_[size_t(pe)];
+    if (!seen[size_t(n)]) {
+      seen[size_t(n)] = 1;
+      if (n == node_index_[size_t(rank_)]) g.my_leader = int(g.leaders.size());
+      g.leaders.push_back(pe);
+    }
+    if (n == node_index_[size_t(rank_)]) {
+      if (g.leader < 0) g.leader = pe;
+      ++g.local;
+    }
+  }
+  if (group_nodes_cache_.size() >= 16) group_nodes_cache_.erase(group_nodes_cache_.begin());
+  group_nodes_cache_.push_back(std::move(g));
+  return group_nodes_cache_.back();
+}
+
+}  // namespace symmem

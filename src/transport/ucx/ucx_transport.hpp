@@ -1,0 +1,105 @@
+// The off-node route: PEs on other nodes are reached through UCX (UCP RMA and atomics).
+//
+// One UCP context and one worker per runtime instance (thread mode MULTI: the progress
+// thread and the application's threads drive it), endpoints to every off-node PE created
+// at init and warmed up, the symmetric heap, the metadata region and the static data
+// registered once (sparse: UCP_MEM_MAP_NONBLOCK, nothing is committed or pinned up front)
+// and their packed remote keys exchanged over the bootstrap store.
+//
+// Progress is guaranteed: over TCP (and whenever UCX emulates RMA) a put, get or atomic is
+// performed by the *target* inside ucp_worker_progress, so a progress thread sleeps on the
+// worker's event fd and serves remote operations while the PE computes, sleeps or waits;
+// every blocking call here also drives the worker itself.
+//
+// Atomics run in UCX_ATOMIC_MODE=cpu on every PE (set here, not left to the environment):
+// a remote atomic is then a CPU atomic on the target, coherent with the on-node PEs'
+// __atomic_* on the same word.
+//
+// Failures: endpoints use UCP_ERR_HANDLING_MODE_PEER; an endpoint error (peer killed,
+// connection reset) ends the job with a line naming the PE and its host; every blocking
+// operation has a deadline (SYMMEM_OP_TIMEOUT) and names the PE it waited for.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/store.hpp"
+#include "common/status.hpp"
+
+namespace symmem {
+
+// A region kind registered on every PE at the global layout: PE p's copy starts at
+// base0 + p*stride in every process (heap, metadata, static data).
+struct UcxRegion {
+  uintptr_t base0 = 0;
+  uint64_t stride = 0;
+  uint64_t length = 0;
+};
+
+struct UcxParams {
+  int rank = 0, npes = 1;
+  std::vector<uint8_t> remote;      // remote[p]: PE p is reached through UCX
+  std::vector<UcxRegion> regions;   // registered for RMA (length 0: skipped)
+  std::vector<std::string> hosts;   // per PE, for messages ("host:pid")
+  std::string progress = "thread";  // SYMMEM_UCX_PROGRESS: thread or inline
+  double timeout_s = 60;            // init and every blocking operation
+  std::string tag;                  // store key prefix, unique per init
+  // Ends the job with one line naming `pe`, the peer that failed (-1: none); never returns.
+  std::function<void(int pe, const std::string&)> fatal;
+  // Called by the progress thread after it served remote operations (wakes local sleepers).
+  std::function<void()> after_progress;
+};
+
+enum class UcxAmo : int { kAdd, kAnd, kOr, kXor, kSwap, kCswap, kFetch };
+
+class UcxTransport {
+ public:
+  // Collective over `store` (every PE calls, including those with no remote peer, so the
+  // exchange and warm-up are one barrier for all).
+  static Result<std::unique_ptr<UcxTransport>> create(const UcxParams& p, Store& store);
+  ~UcxTransport();
+  UcxTransport(const UcxTransport&) = delete;
+  UcxTransport& operator=(const UcxTransport&) = delete;
+
+  // `raddr` is the address in PE pe's registered regions (the global layout's address).
+  // Blocking put returns when src may be reused; remote completion is quiet()'s job.
+  void put(void* raddr, const void* src, size_t n, int pe, bool blocking);
+  // Blocking get returns with the data in dst; nbi completes at quiet().
+  void get(void* dst, const void* raddr, size_t n, int pe, bool blocking);
+  // A 4- or 8-byte atomic. Fetching forms (kSwap, kCswap, kFetch or fetch=true) return
+  // the old value; posted ones return 0 and complete at quiet().
+  // `track` false: a posted atomic that no quiet needs to complete (a sync's arrival,
+  // observed by its target).
+  uint64_t amo(UcxAmo op, void* raddr, uint64_t value, uint64_t cond, size_t size, int pe, bool fetch,
+               bool track = true);
+  // Orders earlier puts / atomics to each PE before later ones (ucp_worker_fence).
+  void fence();
+  // Completes every outstanding operation of this PE (ucp_worker_flush) with a deadline.
+  void quiet();
+  // One round of the worker's progress (waits call it).
+  unsigned progress();
+  bool remote(int pe) const { return remote_[size_t(pe)] != 0; }
+  // Collective: flushes, closes the endpoints and stops the progress thread. After it
+  // peers' endpoint errors are expected and ignored.
+  Status close(Store& store);
+  // Human-readable description of the transports UCX would use (symmem-info).
+  static std::string describe();
+  // The UCX transports and devices a context made with this environment would use, in
+  // UCX's own words (ucp_context_print_info); false when UCX cannot start.
+  static bool print_resources(FILE* out);
+
+  struct Impl;
+
+ private:
+  UcxTransport() = default;
+  std::unique_ptr<Impl> impl_;
+  std::vector<uint8_t> remote_;
+};
+
+}  // namespace symmem

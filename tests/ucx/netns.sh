@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# netns.sh <program> [args...]: runs 4 PEs of <program> as 2 nodes in 2 network namespaces
+# this script creates (a veth pair 10.77.<k>.1 <-> 10.77.<k>.2 between them, no route to
+# anything else) and removes, so that the UCX traffic really crosses an interface: PEs 0-1
+# in namespace A, 2-3 in B, UCX_NET_DEVICES pinned to each side's veth, the store on A's
+# address. Started the way Slurm starts PEs (SLURM_PROCID / SLURM_NTASKS, SYMMEM_STORE and a
+# shared SYMMEM_STORE_SECRET). Exit 77 (skipped) where namespaces cannot be made (not root,
+# no CAP_NET_ADMIN, no ip).
+set -u
+prog=("$@")
+command -v ip >/dev/null || { echo "netns: no ip command; skipped"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "netns: needs root; skipped"; exit 77; }
+tag=sym$$
+a=$tag-a; b=$tag-b
+k=$(( $$ % 200 + 20 ))
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  ip netns del "$a" 2>/dev/null
+  ip netns del "$b" 2>/dev/null
+}
+trap cleanup EXIT
+if ! ip netns add "$a" 2>/dev/null || ! ip netns add "$b" 2>/dev/null; then
+  echo "netns: cannot create network namespaces here; skipped"
+  exit 77
+fi
+ip link add "v$tag-a" type veth peer name "v$tag-b" 2>/dev/null || { echo "netns: no veth; skipped"; exit 77; }
+ip link set "v$tag-a" netns "$a" && ip link set "v$tag-b" netns "$b" || exit 1
+ip -n "$a" addr add "10.77.$k.1/24" dev "v$tag-a" && ip -n "$b" addr add "10.77.$k.2/24" dev "v$tag-b" || exit 1
+for ns in "$a" "$b"; do ip -n "$ns" link set lo up; done
+ip -n "$a" link set "v$tag-a" up && ip -n "$b" link set "v$tag-b" up || exit 1
+
+port=$(( 20000 + $$ % 20000 ))
+secret=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+out=$(mktemp)
+for r in 0 1 2 3; do
+  if [ $r -lt 2 ]; then ns=$a dev=v$tag-a node=A; else ns=$b dev=v$tag-b node=B; fi
+  ip netns exec "$ns" env SLURM_PROCID=$r SLURM_NTASKS=4 SLURM_JOB_ID="$tag" SLURM_STEP_ID=0 SLURM_NNODES=2 \
+    SYMMEM_STORE="tcp://10.77.$k.1:$port" SYMMEM_STORE_SECRET="$secret" SYMMEM_NODE_ID="$node" \
+    UCX_TLS=tcp UCX_NET_DEVICES="$dev" SYMMEM_OP_TIMEOUT=60 SYMMEM_LOG_LEVEL=warn \
+    timeout 120 "${prog[@]}" >>"$out" 2>&1 &
+  pids+=($!)
+done
+rc=0
+for p in "${pids[@]}"; do wait "$p" || rc=1; done
+pids=()
+cat "$out"
+rm -f "$out"
+[ $rc = 0 ] || { echo "netns: a PE failed"; exit 1; }
+# A's and B's PEs reach each other only through the veth pair (UCX_NET_DEVICES, and the
+# namespaces have nothing else), so the job finishing is the proof; the counter for the log.
+bytes=$(ip -n "$a" -s link show "v$tag-a" | awk '/RX:/ { getline; print $1; exit }')
+echo "netns: ok, $bytes bytes received on A's veth"
+exit 0

@@ -1,0 +1,122 @@
+/* Cases of the UCX route that need a program of their own (tests/ucx/CMakeLists.txt):
+ *
+ *  progress   PE 1 (on another node than PE 0) waits for PE 0's word in a plain loop of
+ *             loads and sleeps, never calling the library; PE 0 meanwhile does puts, gets,
+ *             every kind of atomic and a put-with-signal to PE 1, checking each result, and
+ *             only then sets PE 1's word. Over UCX's TCP transport the target performs all
+ *             of these itself, so without a progress engine PE 0 waits forever (the test's
+ *             timeout fails it).
+ *  kill-self  the last PE kills itself with SIGKILL after init; the others wait in a
+ *             barrier: they must name it (UCX endpoint error) and end the job.
+ *  hang       the last PE stops itself (SIGSTOP); PE 0's get from it must end the job
+ *             naming it when SYMMEM_OP_TIMEOUT passes.
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../capi/check.h"
+#include "shmem.h"
+
+static void nap_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static int progress_case(void) {
+  const int me = shmem_my_pe(), n = shmem_n_pes();
+  const int target = n - 1; /* another node than PE 0 in the layouts this runs in */
+  long* go = shmem_calloc(1, sizeof(long));
+  long* data = shmem_calloc(64, sizeof(long));
+  int* i32 = shmem_calloc(4, sizeof(int));
+  long* i64 = shmem_calloc(4, sizeof(long));
+  double* f64 = shmem_calloc(2, sizeof(double));
+  float* f32 = shmem_calloc(2, sizeof(float));
+  uint64_t* sig = shmem_calloc(1, sizeof(uint64_t));
+  if (me == 0) CHECK(shmem_ptr(data, target) == NULL, "shmem_ptr to PE %d of another node is not NULL", target);
+  shmem_barrier_all();
+  if (me == target) {
+    /* Computing: no library call until PE 0's word arrives. */
+    while (*(volatile long*)go == 0) nap_ms(1);
+  } else if (me == 0) {
+    long src[64], back[64];
+    for (int i = 0; i < 64; ++i) src[i] = 1000 + i;
+    shmem_long_put(data, src, 64, target);
+    shmem_quiet();
+    shmem_long_get(back, data, 64, target);
+    CHECK(memcmp(back, src, sizeof src) == 0, "get after put from a computing PE returned other data");
+    shmem_long_put_nbi(data + 8, src, 8, target);
+    shmem_quiet();
+    CHECK(shmem_long_g(data + 15, target) == 1007, "g after put_nbi + quiet");
+    CHECK(shmem_int_atomic_fetch_add(i32, 5, target) == 0, "int fetch_add");
+    shmem_int_atomic_add(i32, 2, target);
+    CHECK(shmem_int_atomic_compare_swap(i32, 7, 40, target) == 7, "int compare_swap");
+    unsigned int* u32 = (unsigned int*)(i32 + 1);
+    CHECK(shmem_uint_atomic_fetch_or(u32, 6u, target) == 0, "uint fetch_or");
+    CHECK(shmem_uint_atomic_fetch_and(u32, 3u, target) == 6, "uint fetch_and");
+    CHECK(shmem_uint_atomic_fetch_xor(u32, 1u, target) == 2, "uint fetch_xor");
+    shmem_uint_atomic_or(u32, 8u, target);
+    shmem_uint_atomic_xor(u32, 8u, target);
+    CHECK(shmem_int_atomic_fetch(i32 + 1, target) == 3, "int fetch");
+    CHECK(shmem_long_atomic_fetch_inc(i64, target) == 0, "long fetch_inc");
+    shmem_long_atomic_inc(i64, target);
+    CHECK(shmem_long_atomic_swap(i64, -9, target) == 2, "long swap");
+    shmem_long_atomic_set(i64 + 1, 1L << 40, target);
+    CHECK(shmem_long_atomic_fetch(i64 + 1, target) == (1L << 40), "long set/fetch");
+    shmem_double_atomic_set(f64, 2.5, target);
+    CHECK(shmem_double_atomic_swap(f64, -1.25, target) == 2.5, "double swap");
+    CHECK(shmem_double_atomic_fetch(f64, target) == -1.25, "double fetch");
+    shmem_float_atomic_set(f32, 0.5f, target);
+    CHECK(shmem_float_atomic_fetch(f32, target) == 0.5f, "float fetch");
+    shmem_long_put_signal(data + 32, src, 16, sig, 77, SHMEM_SIGNAL_SET, target);
+    shmem_quiet();
+    CHECK(shmem_uint64_atomic_fetch(sig, target) == 77, "signal set");
+    CHECK(shmem_long_g(data + 47, target) == 1015, "put_signal data");
+    shmem_long_p(go, 1, target);
+    shmem_quiet();
+  }
+  shmem_barrier_all();
+  if (me == target) {
+    CHECK(i32[0] == 40 && i32[1] == 3, "target's ints %d %d", i32[0], i32[1]);
+    CHECK(i64[0] == -9 && i64[1] == (1L << 40), "target's longs %ld %ld", i64[0], i64[1]);
+    CHECK(f64[0] == -1.25 && f32[0] == 0.5f, "target's floats");
+    CHECK(*sig == 77 && data[47] == 1015, "target's signal %llu data %ld", (unsigned long long)*sig, data[47]);
+  }
+  shmem_free(sig);
+  shmem_free(f32);
+  shmem_free(f64);
+  shmem_free(i64);
+  shmem_free(i32);
+  shmem_free(data);
+  shmem_free(go);
+  return failures;
+}
+
+int main(int argc, char** argv) {
+  const char* c = argc > 1 ? argv[1] : "progress";
+  shmem_init();
+  const int me = shmem_my_pe(), n = shmem_n_pes();
+  if (strcmp(c, "progress") == 0) {
+    int f = progress_case();
+    shmem_finalize();
+    return f ? 1 : 0;
+  }
+  long* x = shmem_calloc(1, sizeof(long));
+  shmem_barrier_all();
+  if (strcmp(c, "kill-self") == 0) {
+    if (me == n - 1) raise(SIGKILL);
+    for (;;) shmem_barrier_all(); /* the job must end with PE n-1 named */
+  }
+  if (strcmp(c, "hang") == 0) {
+    if (me == n - 1) raise(SIGSTOP);
+    nap_ms(200);
+    if (me == 0) (void)shmem_long_g(x, n - 1);
+    shmem_barrier_all();
+    return 3; /* not reached: the get or the barrier ends the job */
+  }
+  fprintf(stderr, "unknown case %s\n", c);
+  return 2;
+}
