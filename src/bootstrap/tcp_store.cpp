@@ -39,6 +39,10 @@ constexpr double kMinHandshakeS = 2.0;
 constexpr size_t kReadChunk = 64 << 10;
 constexpr size_t kReadPerRound = 1 << 20;  // fairness between busy connections
 constexpr size_t kOutHighWater = 4 << 20;  // stop reading requests while replies pile up
+// Warnings about clients that have not authenticated: at most one per peer host per
+// interval, for at most kMaxStrangerHosts hosts at once; the rest go to debug level.
+constexpr double kStrangerWarnEveryS = 60.0;
+constexpr size_t kMaxStrangerHosts = 256;
 
 std::string seconds_str(double s) {
   char b[32];
@@ -123,6 +127,13 @@ class ServerImpl final : public TcpStoreServer {
     std::string who() const {
       return rank >= 0 ? ch->peer() + " (rank " + std::to_string(rank) + ")" : ch->peer();
     }
+    // It presented the job's magic and, unless TLS is off, completed the handshake.
+    bool authenticated() const { return hello_done && (tls == Tls::kNone || tls == Tls::kDone); }
+  };
+
+  struct StrangerHost {
+    Deadline last_warned;
+    uint64_t suppressed = 0;
   };
 
   struct Pending {
@@ -150,6 +161,7 @@ class ServerImpl final : public TcpStoreServer {
   void expire(Deadline now);
   void reap();
   void protocol_violation(Conn& c, const std::string& why);
+  void warn_about(const Conn& c, const std::string& line);
   void upgrade(Conn& c);
 
   int listen_fd_;
@@ -162,6 +174,7 @@ class ServerImpl final : public TcpStoreServer {
   std::atomic<bool> stop_{false};
   std::atomic<int> nconns_{0};
   Deadline listen_paused_until_{};
+  std::unordered_map<std::string, StrangerHost> strangers_;  // peer host -> its warnings
 
   // Everything below is touched by the server thread only.
   uint64_t next_id_ = 1;
@@ -292,7 +305,7 @@ void ServerImpl::on_readable(uint64_t id, Conn& c) {
     if (io.state == IoState::kError) {
       std::string why = io.err ? std::strerror(io.err) : c.ch->last_error();
       if (c.ch->in_handshake())  // a refusal: worth saying at the store, as the client does
-        SYMMEM_LOG(kWarn, "store: refused %s: %s", c.who().c_str(), why.c_str());
+        warn_about(c, "store: refused " + c.who() + ": " + why);
       else
         SYMMEM_LOG(kDebug, "store: reading from %s: %s", c.who().c_str(), why.c_str());
       c.dead = true;
@@ -360,8 +373,43 @@ void ServerImpl::reply_error(Conn& c, Errc code, const std::string& msg) {
 }
 
 void ServerImpl::protocol_violation(Conn& c, const std::string& why) {
-  SYMMEM_LOG(kWarn, "store: closing the connection from %s: %s", c.who().c_str(), why.c_str());
+  warn_about(c, "store: closing the connection from " + c.who() + ": " + why);
   c.dead = true;
+}
+
+// Anyone who can reach the port can cause these lines: for a client that has not
+// authenticated, only the first per host (and interval) is a warning.
+void ServerImpl::warn_about(const Conn& c, const std::string& line) {
+  if (c.authenticated()) {
+    SYMMEM_LOG(kWarn, "%s", line.c_str());
+    return;
+  }
+  const std::string& peer = c.ch->peer();
+  std::string host = peer.substr(0, peer.rfind(':'));
+  Deadline now = Clock::now();
+  if (strangers_.size() >= kMaxStrangerHosts && !strangers_.count(host))
+    std::erase_if(strangers_, [&](const auto& e) { return now - e.second.last_warned > std::chrono::duration<double>(kStrangerWarnEveryS); });
+  auto it = strangers_.find(host);
+  bool warn = false;
+  if (it == strangers_.end()) {
+    warn = strangers_.size() < kMaxStrangerHosts;
+    if (warn) it = strangers_.emplace(host, StrangerHost{now, 0}).first;
+  } else if (now - it->second.last_warned >= std::chrono::duration<double>(kStrangerWarnEveryS)) {
+    warn = true;
+  }
+  if (!warn) {
+    if (it != strangers_.end()) ++it->second.suppressed;
+    SYMMEM_LOG(kDebug, "%s", line.c_str());
+    return;
+  }
+  if (it->second.suppressed)
+    SYMMEM_LOG(kWarn, "%s (and %llu more from %s since the last warning; those are logged at debug level)",
+               line.c_str(), static_cast<unsigned long long>(it->second.suppressed), host.c_str());
+  else
+    SYMMEM_LOG(kWarn, "%s (more such lines from %s within %g s are logged at debug level)", line.c_str(), host.c_str(),
+               kStrangerWarnEveryS);
+  it->second.last_warned = now;
+  it->second.suppressed = 0;
 }
 
 void ServerImpl::process(uint64_t id, Conn& c) {
@@ -395,7 +443,7 @@ void ServerImpl::handle_hello(Conn& c, wire::Reader& r) {
     return;
   }
   auto refuse = [&](int rank, const std::string& why) {
-    SYMMEM_LOG(kWarn, "store: refused %s claiming rank %d: %s", c.ch->peer().c_str(), rank, why.c_str());
+    warn_about(c, "store: refused " + c.ch->peer() + " claiming rank " + std::to_string(rank) + ": " + why);
     c.closing = true;
     reply(c, wire::Writer(Op::kRefused).str(why).frame());
   };
