@@ -120,6 +120,7 @@ class ServerImpl final : public TcpStoreServer {
     bool hello_done = false;
     bool closing = false;  // flush `out`, then close
     bool dead = false;
+    bool hung_up = false;  // the peer finished sending: answer what it sent, then close
     int rank = -1;
     Deadline hello_deadline;
     uint64_t pending = 0;  // id of the request it is blocked in, 0 = none
@@ -247,7 +248,7 @@ void ServerImpl::run() {
         c.dead = true;
       } else if (rev & POLLIN) {
         on_readable(ids[i], c);
-      } else if (rev & POLLRDHUP) {
+      } else if ((rev & POLLRDHUP) && !c.hung_up) {
         // The peer hung up while we were not reading from it (blocked in a wait).
         SYMMEM_LOG(kDebug, "store: %s closed its connection", c.who().c_str());
         c.dead = true;
@@ -297,19 +298,23 @@ void ServerImpl::on_readable(uint64_t id, Conn& c) {
       got += io.bytes;
       continue;
     }
+    // Requests that arrived before the end of the stream are still answered (process()
+    // closes the connection after them), unless the stream ended in a TLS handshake.
     if (io.state == IoState::kClosed) {
       SYMMEM_LOG(kDebug, "store: %s closed its connection", c.who().c_str());
-      c.dead = true;
-      return;
+      c.hung_up = true;
+      break;
     }
     if (io.state == IoState::kError) {
       std::string why = io.err ? std::strerror(io.err) : c.ch->last_error();
-      if (c.ch->in_handshake())  // a refusal: worth saying at the store, as the client does
+      if (c.ch->in_handshake()) {  // a refusal: worth saying at the store, as the client does
         warn_about(c, "store: refused " + c.who() + ": " + why);
-      else
-        SYMMEM_LOG(kDebug, "store: reading from %s: %s", c.who().c_str(), why.c_str());
-      c.dead = true;
-      return;
+        c.dead = true;
+        return;
+      }
+      SYMMEM_LOG(kDebug, "store: reading from %s: %s", c.who().c_str(), why.c_str());
+      c.hung_up = true;
+      break;
     }
     if (io.state == IoState::kWantWrite) c.read_wants_write = true;
     break;  // would block
@@ -433,6 +438,11 @@ void ServerImpl::process(uint64_t id, Conn& c) {
   c.in.erase(0, pos);
   processing_ = false;
   if (c.tls == Tls::kUpgrade && !c.dead && c.unsent() == 0) upgrade(c);
+  if (c.hung_up && !c.dead) {
+    // Nobody is left to answer a blocked request; otherwise flush the answers and close.
+    c.closing = true;
+    if (c.pending || c.unsent() == 0) c.dead = true;
+  }
 }
 
 void ServerImpl::handle_hello(Conn& c, wire::Reader& r) {

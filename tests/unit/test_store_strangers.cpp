@@ -1,7 +1,8 @@
 // What a stranger on the network can make the store write to its log: many garbage
 // connections (not our protocol, a wrong magic, a hello and then no TLS) from one host
 // produce one warning, not one each; a client that authenticated and then misbehaves is
-// still warned about every time; and the store keeps serving its real clients.
+// still warned about every time; and the store keeps serving its real clients. Also: what
+// a client sent before it shut down its side of the connection is still answered.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -126,6 +127,33 @@ TEST_F(StoreStrangers, AuthenticatedClientsAreStillWarnedAboutEachTime) {
   (*server)->stop();
   std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(count(log, "unknown request op 112"), 3u) << log;
+}
+
+TEST(StoreHalfClose, RequestsSentBeforeTheClientsShutdownAreAnswered) {
+  const auto sec = security(StoreSecurity::Mode::kPlain);
+  auto server = TcpStoreServer::start("127.0.0.1", 0, sec);
+  ASSERT_TRUE(server.ok()) << server.status().to_string();
+  Deadline d = deadline_after(10);
+  auto ch = tcp_connect("127.0.0.1", (*server)->port(), d);
+  ASSERT_TRUE(ch.ok()) << ch.status().to_string();
+  std::string req = hello(kMagic, StoreSecurity::Mode::kPlain) +
+                    wire::Writer(wire::Op::kSet).str("k").str("v").frame() +
+                    wire::Writer(wire::Op::kGet).str("k").u64(0).frame();
+  ASSERT_TRUE((*ch)->send_all(req.data(), req.size(), d).ok());
+  ::shutdown((*ch)->fd(), SHUT_WR);  // all in one go, then the end of the stream
+  std::string got;
+  char buf[512];
+  for (;;) {
+    pollfd p{(*ch)->fd(), POLLIN, 0};
+    ASSERT_GT(::poll(&p, 1, poll_ms_until(d)), 0) << "the store did not close the connection";
+    ssize_t n = ::recv((*ch)->fd(), buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    got.append(buf, size_t(n));
+  }
+  std::string ok = wire::Writer(wire::Op::kOk).frame();
+  std::string want = ok + ok + wire::Writer(wire::Op::kValue).str("v").frame();
+  EXPECT_EQ(got, want) << "answers: " << got.size() << " bytes";
+  (*server)->stop();
 }
 
 }  // namespace
