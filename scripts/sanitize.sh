@@ -107,7 +107,11 @@ fuzz() {
 rc=0
 for m in "${modes[@]}"; do
   case $m in
-    asan) sanitized asan build-asan "$ASAN_TESTS" || rc=1 ;;
+    # Foundation.BarrierLoopCountsEveryIteration runs the same barrier 20000 times: 149 of
+    # mp.foundation's 173 s under ASan on the loaded 2-core machine, and nothing the other
+    # barrier tests do not already run under ASan.
+    asan) GTEST_FILTER="${GTEST_FILTER:--Foundation.BarrierLoopCountsEveryIteration}" \
+            sanitized asan build-asan "$ASAN_TESTS" || rc=1 ;;
     tsan) sanitized tsan build-tsan "$TSAN_TESTS" || rc=1 ;;
     fuzz) fuzz || rc=1 ;;
     *) echo "usage: $0 [asan|tsan|fuzz]..." >&2; exit 2 ;;
