@@ -7,6 +7,7 @@ bash scripts/build.sh
 before=$(ls /dev/shm | grep '^symmem-' | sort || true)
 rc=0
 (cd build && ctest --output-on-failure -j2 --timeout 600) || rc=$?
+bash scripts/sanitize.sh || rc=1  # ASan+UBSan / TSan subsets and the fuzzers (docs/sanitizers.md)
 left=$(comm -13 <(echo "$before") <(ls /dev/shm | grep '^symmem-' | sort || true) | grep . || true)
 if [ -n "$left" ]; then
   echo "test.sh: shared-memory objects left in /dev/shm:"; echo "$left"; rc=1

@@ -40,6 +40,10 @@ constexpr double kMinHandshakeS = 2.0;
 constexpr size_t kReadChunk = 64 << 10;
 constexpr size_t kReadPerRound = 1 << 20;  // fairness between busy connections
 constexpr size_t kOutHighWater = 4 << 20;  // stop reading requests while replies pile up
+// Warnings about clients that have not authenticated: at most one per peer host per
+// interval, for at most kMaxStrangerHosts hosts at once; the rest go to debug level.
+constexpr double kStrangerWarnEveryS = 60.0;
+constexpr size_t kMaxStrangerHosts = 256;
 
 std::string seconds_str(double s) {
   char b[32];
@@ -117,6 +121,7 @@ class ServerImpl final : public TcpStoreServer {
     bool hello_done = false;
     bool closing = false;  // flush `out`, then close
     bool dead = false;
+    bool hung_up = false;  // the peer finished sending: answer what it sent, then close
     int rank = -1;
     Deadline hello_deadline;
     uint64_t pending = 0;  // id of the request it is blocked in, 0 = none
@@ -128,6 +133,13 @@ class ServerImpl final : public TcpStoreServer {
     std::string who() const {
       return rank >= 0 ? ch->peer() + " (rank " + std::to_string(rank) + ")" : ch->peer();
     }
+    // It presented the job's magic and, unless TLS is off, completed the handshake.
+    bool authenticated() const { return hello_done && (tls == Tls::kNone || tls == Tls::kDone); }
+  };
+
+  struct StrangerHost {
+    Deadline last_warned;
+    uint64_t suppressed = 0;
   };
 
   struct Pending {
@@ -157,6 +169,7 @@ class ServerImpl final : public TcpStoreServer {
   void expire(Deadline now);
   void reap();
   void protocol_violation(Conn& c, const std::string& why);
+  void warn_about(const Conn& c, const std::string& line);
   void upgrade(Conn& c);
 
   int listen_fd_;
@@ -169,6 +182,7 @@ class ServerImpl final : public TcpStoreServer {
   std::atomic<bool> stop_{false};
   std::atomic<int> nconns_{0};
   Deadline listen_paused_until_{};
+  std::unordered_map<std::string, StrangerHost> strangers_;  // peer host -> its warnings
 
   // Everything below is touched by the server thread only.
   uint64_t next_id_ = 1;
@@ -241,7 +255,7 @@ void ServerImpl::run() {
         c.dead = true;
       } else if (rev & POLLIN) {
         on_readable(ids[i], c);
-      } else if (rev & POLLRDHUP) {
+      } else if ((rev & POLLRDHUP) && !c.hung_up) {
         // The peer hung up while we were not reading from it (blocked in a wait).
         SYMMEM_LOG(kDebug, "store: %s closed its connection", c.who().c_str());
         c.dead = true;
@@ -291,19 +305,23 @@ void ServerImpl::on_readable(uint64_t id, Conn& c) {
       got += io.bytes;
       continue;
     }
+    // Requests that arrived before the end of the stream are still answered (process()
+    // closes the connection after them), unless the stream ended in a TLS handshake.
     if (io.state == IoState::kClosed) {
       SYMMEM_LOG(kDebug, "store: %s closed its connection", c.who().c_str());
-      c.dead = true;
-      return;
+      c.hung_up = true;
+      break;
     }
     if (io.state == IoState::kError) {
       std::string why = io.err ? std::strerror(io.err) : c.ch->last_error();
-      if (c.ch->in_handshake())  // a refusal: worth saying at the store, as the client does
-        SYMMEM_LOG(kWarn, "store: refused %s: %s", c.who().c_str(), why.c_str());
-      else
-        SYMMEM_LOG(kDebug, "store: reading from %s: %s", c.who().c_str(), why.c_str());
-      c.dead = true;
-      return;
+      if (c.ch->in_handshake()) {  // a refusal: worth saying at the store, as the client does
+        warn_about(c, "store: refused " + c.who() + ": " + why);
+        c.dead = true;
+        return;
+      }
+      SYMMEM_LOG(kDebug, "store: reading from %s: %s", c.who().c_str(), why.c_str());
+      c.hung_up = true;
+      break;
     }
     if (io.state == IoState::kWantWrite) c.read_wants_write = true;
     break;  // would block
@@ -367,8 +385,43 @@ void ServerImpl::reply_error(Conn& c, Errc code, const std::string& msg) {
 }
 
 void ServerImpl::protocol_violation(Conn& c, const std::string& why) {
-  SYMMEM_LOG(kWarn, "store: closing the connection from %s: %s", c.who().c_str(), why.c_str());
+  warn_about(c, "store: closing the connection from " + c.who() + ": " + why);
   c.dead = true;
+}
+
+// Anyone who can reach the port can cause these lines: for a client that has not
+// authenticated, only the first per host (and interval) is a warning.
+void ServerImpl::warn_about(const Conn& c, const std::string& line) {
+  if (c.authenticated()) {
+    SYMMEM_LOG(kWarn, "%s", line.c_str());
+    return;
+  }
+  const std::string& peer = c.ch->peer();
+  std::string host = peer.substr(0, peer.rfind(':'));
+  Deadline now = Clock::now();
+  if (strangers_.size() >= kMaxStrangerHosts && !strangers_.count(host))
+    std::erase_if(strangers_, [&](const auto& e) { return now - e.second.last_warned > std::chrono::duration<double>(kStrangerWarnEveryS); });
+  auto it = strangers_.find(host);
+  bool warn = false;
+  if (it == strangers_.end()) {
+    warn = strangers_.size() < kMaxStrangerHosts;
+    if (warn) it = strangers_.emplace(host, StrangerHost{now, 0}).first;
+  } else if (now - it->second.last_warned >= std::chrono::duration<double>(kStrangerWarnEveryS)) {
+    warn = true;
+  }
+  if (!warn) {
+    if (it != strangers_.end()) ++it->second.suppressed;
+    SYMMEM_LOG(kDebug, "%s", line.c_str());
+    return;
+  }
+  if (it->second.suppressed)
+    SYMMEM_LOG(kWarn, "%s (and %llu more from %s since the last warning; those are logged at debug level)",
+               line.c_str(), static_cast<unsigned long long>(it->second.suppressed), host.c_str());
+  else
+    SYMMEM_LOG(kWarn, "%s (more such lines from %s within %g s are logged at debug level)", line.c_str(), host.c_str(),
+               kStrangerWarnEveryS);
+  it->second.last_warned = now;
+  it->second.suppressed = 0;
 }
 
 void ServerImpl::process(uint64_t id, Conn& c) {
@@ -392,6 +445,11 @@ void ServerImpl::process(uint64_t id, Conn& c) {
   c.in.erase(0, pos);
   processing_ = false;
   if (c.tls == Tls::kUpgrade && !c.dead && c.unsent() == 0) upgrade(c);
+  if (c.hung_up && !c.dead) {
+    // Nobody is left to answer a blocked request; otherwise flush the answers and close.
+    c.closing = true;
+    if (c.pending || c.unsent() == 0) c.dead = true;
+  }
 }
 
 void ServerImpl::handle_hello(Conn& c, wire::Reader& r) {
@@ -402,7 +460,7 @@ void ServerImpl::handle_hello(Conn& c, wire::Reader& r) {
     return;
   }
   auto refuse = [&](int rank, const std::string& why) {
-    SYMMEM_LOG(kWarn, "store: refused %s claiming rank %d: %s", c.ch->peer().c_str(), rank, why.c_str());
+    warn_about(c, "store: refused " + c.ch->peer() + " claiming rank " + std::to_string(rank) + ": " + why);
     c.closing = true;
     reply(c, wire::Writer(Op::kRefused).str(why).frame());
   };

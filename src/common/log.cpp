@@ -55,10 +55,15 @@ void set_log_pe(int pe) { g_pe.store(pe, std::memory_order_relaxed); }
 int log_pe_default() { return g_pe.load(std::memory_order_relaxed); }
 
 void vlog_pe(LogLevel level, int pe, const char* fmt, va_list ap) {
-  static char host[64] = {0};
-  if (host[0] == 0) {
-    if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "?");
-  }
+  // Once, thread-safely: the store thread and a PE's threads may log their first lines at
+  // the same time.
+  static const struct Host {
+    char name[64] = {0};
+    Host() {
+      if (gethostname(name, sizeof(name) - 1) != 0) std::strcpy(name, "?");
+    }
+  } host_once;
+  const char* host = host_once.name;
   char buf[2048];
   int n;
   if (pe >= 0)
