@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
       libucx-dev openmpi-bin libopenmpi-dev pybind11-dev python3-dev python3-numpy
-      python3-pytest python3-matplotlib procps)
+      python3-pytest python3-matplotlib procps libopenblas-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
