@@ -21,8 +21,10 @@ namespace wshare {
 
 // Every failure the user can cause (missing file, truncated file, bad shape) is one of these:
 // main prints what() on one line and exits non-zero.
+// `everywhere`: every PE of the job meets the same error at the same point.
 struct InputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit InputError(const std::string& what, bool all_pes = true) : std::runtime_error(what), everywhere(all_pes) {}
+  bool everywhere;
 };
 
 struct TensorInfo {

@@ -266,7 +266,8 @@ void convert_unit(const SafeTensors& st, const Unit& un, float* dst) {
       size_t k = std::min(kChunk, n - done);
       const off_t at = off_t(st.data_start + ti.begin + done * 2);
       ssize_t r = pread(st.fd, buf.data(), k * 2, at);
-      if (r != ssize_t(k * 2)) throw InputError(st.path + ": short read in " + un.names[t] + " (file changed or truncated?)");
+      if (r != ssize_t(k * 2))
+        throw InputError(st.path + ": short read in " + un.names[t] + " (file changed or truncated?)", false);
       f16_to_f32(buf.data(), out + done, k);
       done += k;
     }
@@ -876,8 +877,8 @@ struct StagedSource : WeightSource {
   const float* embed() override { return emb; }
 };
 
-int run_pe(const Options& o) {
-  // Checks that need no runtime come first, identically on every PE.
+int serve_pe(const Options& o, symmem::Runtime& rt) {
+  // The input checks give the same verdict on every PE.
   SafeTensors st, st2;
   Config c;
   if (o.mode == "mmap") {
@@ -895,7 +896,6 @@ int run_pe(const Options& o) {
   uint64_t model = 0;
   for (auto& u : units) model += u.bytes;
 
-  symmem::Runtime rt;
   const int me = rt.my_pe(), n = rt.n_pes();
   if (o.mode == "update" && n < 2) throw InputError("update needs at least 2 PEs (PE 0 publishes, the others serve)");
   const Placement pl = place(units, n);
@@ -1094,6 +1094,20 @@ int run_pe(const Options& o) {
   return 0;
 }
 
+int run_pe(const Options& o) {
+  symmem::Runtime rt;
+  try {
+    return serve_pe(o, rt);
+  } catch (const InputError& e) {
+    // Every PE found the same problem at the same point: PE 0 says it, once, and nobody
+    // leaves before it has (the launcher ends the job when the first PE exits).
+    if (rt.my_pe() == 0 || !e.everywhere) std::fprintf(stderr, "weight_share: error: %s\n", e.what());
+    std::fflush(stderr);
+    if (e.everywhere) rt.barrier_all();
+    return 1;
+  }
+}
+
 }  // namespace
 }  // namespace wshare
 
@@ -1103,8 +1117,7 @@ int main(int argc, char** argv) {
   try {
     return o.mode == "fork" ? wshare::run_fork(o) : wshare::run_pe(o);
   } catch (const wshare::InputError& e) {
-    const char* pe = std::getenv("SYMMEM_RANK");  // one line per job, not one per PE
-    if (!pe || std::strcmp(pe, "0") == 0) std::fprintf(stderr, "weight_share: error: %s\n", e.what());
+    std::fprintf(stderr, "weight_share: error: %s\n", e.what());
     return 1;
   } catch (const symmem::Error& e) {
     std::fprintf(stderr, "weight_share: error: %s\n", e.what());
