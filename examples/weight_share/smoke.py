@@ -44,7 +44,7 @@ def main():
         subprocess.run(gen + ["--out", A, "--f32", A32], check=True, capture_output=True)
         subprocess.run(gen + ["--seed", "2", "--out", Bw], check=True, capture_output=True)
         launch = [a.run, "-n", str(n), "--timeout", "90", a.bin]
-        serve = ["--requests", "3", "--gen", "4", "--batch", "4"]
+        serve = ["--requests", "3", "--gen", "4", "--batch", "4", "--piece-kib", "5"]  # 5 KiB: matrices in row blocks
 
         def mode(m, extra, weights=A, launcher=True):
             out = os.path.join(tmp, f"{m}-{os.path.basename(weights)}.json")

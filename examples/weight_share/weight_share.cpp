@@ -67,6 +67,7 @@ struct Options {
   int requests = 4, prompt = 4, gen = 8;        // batch-1 phase
   int batch = 16, batch_requests = 1;           // compute-bound phase
   int updates = 2;                              // update mode
+  int piece_kib = 16384;
   uint64_t seed = 7;
   bool cold = false;
 };
@@ -77,7 +78,7 @@ struct Options {
                "usage: weight_share --mode private|mmap|fork|symm|symm-staged|symm-prefetch|update\n"
                "  --weights F16.safetensors [--weights-f32 F32.safetensors (mmap)] [--update-weights F16 (update)]\n"
                "  [--workers N (fork)] [--requests R] [--prompt P] [--gen G] [--batch B] [--batch-requests R]\n"
-               "  [--updates K] [--seed S] [--cold] [--json out.json]\n",
+               "  [--updates K] [--seed S] [--piece-kib K] [--cold] [--json out.json]\n",
                why);
   std::exit(2);
 }
@@ -109,6 +110,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--batch") o.batch = num();
     else if (a == "--batch-requests") o.batch_requests = num();
     else if (a == "--updates") o.updates = num();
+    else if (a == "--piece-kib") o.piece_kib = num();
     else if (a == "--seed") o.seed = uint64_t(num());
     else if (a == "--cold") o.cold = true;
     else usage(("unknown argument " + a).c_str());
@@ -121,7 +123,8 @@ Options parse(int argc, char** argv) {
     usage(o.mode == "mmap" ? "mmap needs --weights-f32" : "--weights is required");
   if (o.mode == "update" && o.update_weights.empty()) usage("update needs --update-weights");
   if (o.mode == "fork" && o.workers < 1) usage("fork needs --workers N (it runs without symmem-run)");
-  if (o.prompt < 1 || o.gen < 1 || o.batch < 1) usage("--prompt, --gen and --batch must be at least 1");
+  if (o.prompt < 1 || o.gen < 1 || o.batch < 1 || o.piece_kib < 1)
+    usage("--prompt, --gen, --batch and --piece-kib must be at least 1");
   return o;
 }
 
@@ -137,7 +140,11 @@ struct Config {
 };
 
 constexpr int kLayerTensors = 9;  // attn_norm q k v o ffn_norm gate up down
-constexpr int kGlobalTensors = 2;  // embed norm
+// Every matrix is used as row blocks ("pieces") of at most g_max_piece bytes, in every mode
+// (the same BLAS calls everywhere, so outputs are bit-identical). The sharing modes spread
+// the pieces over the PEs; whole layers or a whole embedding would leave some PEs' parts much
+// larger than others', and a symmetric allocation is as large as the largest part.
+uint64_t g_max_piece = 16ull << 20;  // --piece-kib
 
 std::vector<std::string> unit_tensor_names(const Config& c, int u) {
   if (u == c.n_layers) return {"model.embed_tokens.weight", "model.norm.weight"};
@@ -195,11 +202,20 @@ Config config_of(const SafeTensors& st, const char* want) {
   return c;
 }
 
-// Unit u (a layer, or u == n_layers: embedding + final norm) as F32: its tensors one after
-// another, each 64-byte aligned.
+// Unit u (a layer; u == n_layers: the final norm and the embedding) as F32: its pieces one
+// after another, each 64-byte aligned. A piece is a block of rows of one tensor.
+struct Piece {
+  std::string name;
+  uint64_t row0 = 0, rows = 0, row_len = 0;
+  uint64_t begin() const { return row0 * row_len; }  // elements
+  uint64_t elems() const { return rows * row_len; }
+  uint64_t bytes() const { return elems() * 4; }
+};
 struct Unit {
-  std::vector<std::string> names;
-  std::vector<uint64_t> off;  // bytes from the unit's start
+  std::vector<Piece> pieces;
+  std::vector<uint64_t> off;   // bytes from the unit's start, per piece
+  std::vector<size_t> first;   // tensor t is pieces [first[t], first[t+1])
+  std::vector<uint64_t> rows_per;  // rows per piece of tensor t
   uint64_t bytes = 0;
 };
 
@@ -207,12 +223,26 @@ std::vector<Unit> units_of(const Config& c) {
   std::vector<Unit> us(size_t(c.n_layers) + 1);
   for (int u = 0; u <= c.n_layers; ++u) {
     Unit& x = us[size_t(u)];
-    x.names = unit_tensor_names(c, u);
-    for (auto& sh : unit_shapes(c, u)) {
-      int64_t n = 1;
-      for (auto d : sh) n *= d;
+    std::vector<std::string> names;
+    std::vector<std::vector<int64_t>> shapes;
+    if (u < c.n_layers) {
+      names = unit_tensor_names(c, u), shapes = unit_shapes(c, u);
+    } else {
+      names = {"model.norm.weight", "model.embed_tokens.weight"};
+      shapes = {{c.dim}, {c.vocab, c.dim}};
+    }
+    for (size_t t = 0; t < names.size(); ++t) {
+      const uint64_t rows = shapes[t].size() == 2 ? uint64_t(shapes[t][0]) : 1;
+      const uint64_t len = uint64_t(shapes[t].back());
+      const uint64_t per = std::max<uint64_t>(1, std::min<uint64_t>(rows, g_max_piece / (len * 4)));
+      x.first.push_back(x.pieces.size());
+      x.rows_per.push_back(per);
+      for (uint64_t r = 0; r < rows; r += per) x.pieces.push_back({names[t], r, std::min(per, rows - r), len});
+    }
+    x.first.push_back(x.pieces.size());
+    for (auto& pc : x.pieces) {
       x.off.push_back(x.bytes);
-      x.bytes += (uint64_t(n) * 4 + 63) / 64 * 64;
+      x.bytes += (pc.bytes() + 63) / 64 * 64;
     }
   }
   return us;
@@ -254,24 +284,24 @@ void f16_to_f32(const uint16_t* s, float* d, size_t n) {
   for (size_t i = 0; i < n; ++i) d[i] = half_to_float(s[i]);
 }
 
-// Reads unit u's tensors from the F16 file and writes them as F32 at dst (unit layout).
-void convert_unit(const SafeTensors& st, const Unit& un, float* dst) {
+// Reads a piece from the F16 file and writes it as F32 at dst.
+void convert_piece(const SafeTensors& st, const Piece& pc, float* out) {
   constexpr size_t kChunk = 1 << 19;  // elements per read
   static thread_local std::vector<uint16_t> buf(kChunk);
-  for (size_t t = 0; t < un.names.size(); ++t) {
-    const TensorInfo& ti = st.at(un.names[t]);
-    float* out = reinterpret_cast<float*>(reinterpret_cast<char*>(dst) + un.off[t]);
-    const size_t n = size_t(ti.numel());
-    for (size_t done = 0; done < n;) {
-      size_t k = std::min(kChunk, n - done);
-      const off_t at = off_t(st.data_start + ti.begin + done * 2);
-      ssize_t r = pread(st.fd, buf.data(), k * 2, at);
-      if (r != ssize_t(k * 2))
-        throw InputError(st.path + ": short read in " + un.names[t] + " (file changed or truncated?)", false);
-      f16_to_f32(buf.data(), out + done, k);
-      done += k;
-    }
+  const TensorInfo& ti = st.at(pc.name);
+  for (size_t done = 0; done < pc.elems();) {
+    size_t k = std::min<size_t>(kChunk, pc.elems() - done);
+    const off_t at = off_t(st.data_start + ti.begin + (pc.begin() + done) * 2);
+    ssize_t r = pread(st.fd, buf.data(), k * 2, at);
+    if (r != ssize_t(k * 2))
+      throw InputError(st.path + ": short read in " + pc.name + " (file changed or truncated?)", false);
+    f16_to_f32(buf.data(), out + done, k);
+    done += k;
   }
+}
+void convert_unit(const SafeTensors& st, const Unit& un, float* dst) {
+  for (size_t t = 0; t < un.pieces.size(); ++t)
+    convert_piece(st, un.pieces[t], reinterpret_cast<float*>(reinterpret_cast<char*>(dst) + un.off[t]));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -314,22 +344,42 @@ double meminfo_kb(const char* key) {
 // This process's memory cgroup's usage (v1 memory.usage_in_bytes or v2 memory.current), -1
 // when there is none to read. run.sh gives each job a cgroup of its own, so this is the job's
 // node memory without the other processes on the machine.
-double cgroup_bytes() {
+std::string cgroup_dir(bool& v2) {
   std::ifstream f("/proc/self/cgroup");
-  std::string line;
+  std::string line, v2dir;
   while (std::getline(f, line)) {
     auto a = line.find(':'), b = line.find(':', a + 1);
     if (a == std::string::npos || b == std::string::npos) continue;
     std::string ctrl = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
-    std::string file = ctrl == "memory" ? "/sys/fs/cgroup/memory" + path + "/memory.usage_in_bytes"
-                       : (ctrl.empty() && line.compare(0, 2, "0:") == 0) ? "/sys/fs/cgroup" + path + "/memory.current"
-                                                                          : "";
-    if (file.empty()) continue;
-    std::ifstream g(file);
-    double v = -1;
-    if (g >> v) return v;
+    if (ctrl == "memory") return v2 = false, "/sys/fs/cgroup/memory" + path;
+    if (ctrl.empty() && line.compare(0, 2, "0:") == 0) v2dir = "/sys/fs/cgroup" + path;
   }
-  return -1;
+  v2 = true;
+  return v2dir;
+}
+double cgroup_bytes() {
+  bool v2 = false;
+  std::string d = cgroup_dir(v2);
+  std::ifstream g(d + (v2 ? "/memory.current" : "/memory.usage_in_bytes"));
+  double v = -1;
+  if (d.empty() || !(g >> v)) return -1;
+  return v;
+}
+// The cgroup's anon / shmem / mapped-file / page-cache split (bytes), for the report.
+std::string cgroup_stat_json() {
+  bool v2 = false;
+  std::string d = cgroup_dir(v2);
+  std::ifstream g(d + "/memory.stat");
+  std::string k, out;
+  double v;
+  while (g >> k >> v) {
+    static const char* keep[] = {"cache", "rss", "shmem", "mapped_file", "anon", "file", "file_mapped", "kernel"};
+    for (const char* want : keep)
+      if (k == want) out += (out.empty() ? "" : ",") + ("\"" + k + "\":" + std::to_string(uint64_t(v)));
+  }
+  for (const char* mk : {"Shmem", "AnonPages", "Mapped", "PageTables"})
+    out += (out.empty() ? "" : ",") + ("\"meminfo_" + std::string(mk) + "\":" + std::to_string(uint64_t(meminfo_kb(mk) * 1024)));
+  return "{" + out + "}";
 }
 
 // Bytes of `path` now in the page cache (mincore over a mapping that touches nothing).
@@ -365,12 +415,14 @@ void drop_cache(const std::string& path) {
 
 struct NodeMem {
   double cgroup = -1, used = 0, cached_read = 0;  // bytes
+  std::string stat;
 };
 NodeMem node_mem(const std::vector<std::string>& read_files) {
   NodeMem m;
   m.cgroup = cgroup_bytes();
   m.used = (meminfo_kb("MemTotal") - meminfo_kb("MemAvailable")) * 1024;
   for (auto& f : read_files) m.cached_read += resident_bytes(f);
+  m.stat = cgroup_stat_json();
   return m;
 }
 
@@ -379,11 +431,12 @@ NodeMem node_mem(const std::vector<std::string>& read_files) {
 
 // The tensors of one unit as F32 pointers.
 struct UnitPtrs {
-  const float* t[kLayerTensors] = {};
+  std::vector<const float*> t;  // per piece
 };
 UnitPtrs ptrs_at(const Unit& un, const void* base) {
   UnitPtrs p;
-  for (size_t i = 0; i < un.off.size(); ++i) p.t[i] = reinterpret_cast<const float*>(static_cast<const char*>(base) + un.off[i]);
+  for (size_t i = 0; i < un.off.size(); ++i)
+    p.t.push_back(reinterpret_cast<const float*>(static_cast<const char*>(base) + un.off[i]));
   return p;
 }
 
@@ -392,16 +445,16 @@ UnitPtrs ptrs_at(const Unit& un, const void* base) {
 struct WeightSource {
   virtual ~WeightSource() = default;
   virtual void begin_forward() {}
-  virtual UnitPtrs stage(int u) = 0;  // called for u = 0..n_layers in order
-  virtual const float* embed() = 0;   // for the token lookup (rows only)
+  virtual const UnitPtrs& stage(int u) = 0;  // called for u = 0..n_layers in order
+  virtual const float* embed_chunk(int k) = 0;  // piece k of the last unit, for the token lookup
   double fetch_s = 0;                 // time this worker spent blocked on copies
   uint64_t fetch_bytes = 0;
 };
 
 struct TableSource : WeightSource {
   std::vector<UnitPtrs> table;
-  UnitPtrs stage(int u) override { return table[size_t(u)]; }
-  const float* embed() override { return table.back().t[0]; }
+  const UnitPtrs& stage(int u) override { return table[size_t(u)]; }
+  const float* embed_chunk(int k) override { return table.back().t[size_t(k)]; }
 };
 
 uint64_t fnv(uint64_t h, uint64_t v) {
@@ -417,8 +470,8 @@ uint64_t splitmix(uint64_t x) {
 
 class Decoder {
  public:
-  Decoder(const Config& c, int max_seqs, int max_pos, int max_rows)
-      : c_(c), S_(max_seqs), T_(max_pos), R_(max_rows) {
+  Decoder(const Config& c, const std::vector<Unit>& units, int max_seqs, int max_pos, int max_rows)
+      : c_(c), units_(units), S_(max_seqs), T_(max_pos), R_(max_rows) {
     const size_t d = size_t(c.dim), kv = size_t(c.kv_dim()), f = size_t(c.ffn);
     k_.assign(size_t(c.n_layers) * S_ * T_ * kv, 0.f);
     v_.assign(k_.size(), 0.f);
@@ -465,12 +518,20 @@ class Decoder {
 
  private:
   // y[M,N] (+)= x[M,K] . W[N,K]^T
-  static void matmul(const float* x, int M, int K, const float* W, int N, float* y, float beta) {
+  static void matmul(const float* x, int M, int K, const float* W, int N, float* y, float beta, int ldy) {
     if (M == 1)
       cblas_sgemv(CblasRowMajor, CblasNoTrans, N, K, 1.f, W, K, x, 1, beta, y, 1);
     else
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.f, x, K, W, K, beta, y, N);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.f, x, K, W, K, beta, y, ldy);
   }
+  // y[M, rows of tensor t] (+)= x[M,K] . W_t^T, one call per piece of W_t.
+  void mm(const float* x, int M, int K, const Unit& un, const UnitPtrs& w, size_t t, float* y, int N, float beta) const {
+    for (size_t p = un.first[t]; p < un.first[t + 1]; ++p) {
+      const Piece& pc = un.pieces[p];
+      matmul(x, M, K, w.t[p], int(pc.rows), y + pc.row0, beta, N);
+    }
+  }
+  const float* vec(const Unit& un, const UnitPtrs& w, size_t t) const { return w.t[un.first[t]]; }
   void rmsnorm(const float* x, const float* w, float* out, int M) const {
     const int d = c_.dim;
     for (int r = 0; r < M; ++r) {
@@ -499,15 +560,20 @@ class Decoder {
     const int M = int(tok.size()), d = c_.dim, kv = c_.kv_dim(), hd = c_.head_dim(), f = c_.ffn;
     const int group = c_.n_heads / c_.n_kv;
     ws.begin_forward();
-    const float* emb = ws.embed();
-    for (int r = 0; r < M; ++r) std::memcpy(&x_[size_t(r) * d], emb + size_t(tok[size_t(r)]) * d, size_t(d) * 4);
+    const Unit& gu = units_.back();
+    const uint64_t rpp = gu.rows_per[1];
+    for (int r = 0; r < M; ++r) {
+      const uint64_t t = uint64_t(tok[size_t(r)]);
+      std::memcpy(&x_[size_t(r) * d], ws.embed_chunk(int(gu.first[1] + t / rpp)) + (t % rpp) * d, size_t(d) * 4);
+    }
     const float scale = 1.f / std::sqrt(float(hd));
     for (int l = 0; l < c_.n_layers; ++l) {
-      UnitPtrs w = ws.stage(l);
-      rmsnorm(x_.data(), w.t[0], xn_.data(), M);
-      matmul(xn_.data(), M, d, w.t[1], d, q_.data(), 0.f);
-      matmul(xn_.data(), M, d, w.t[2], kv, kk_.data(), 0.f);
-      matmul(xn_.data(), M, d, w.t[3], kv, vv_.data(), 0.f);
+      const UnitPtrs& w = ws.stage(l);
+      const Unit& un = units_[size_t(l)];
+      rmsnorm(x_.data(), vec(un, w, 0), xn_.data(), M);
+      mm(xn_.data(), M, d, un, w, 1, q_.data(), d, 0.f);
+      mm(xn_.data(), M, d, un, w, 2, kk_.data(), kv, 0.f);
+      mm(xn_.data(), M, d, un, w, 3, vv_.data(), kv, 0.f);
       float* Kc = &k_[size_t(l) * S_ * T_ * kv];
       float* Vc = &v_[size_t(l) * S_ * T_ * kv];
       for (int r = 0; r < M; ++r) {
@@ -541,18 +607,18 @@ class Decoder {
           }
         }
       }
-      matmul(att_.data(), M, d, w.t[4], d, x_.data(), 1.f);  // residual
-      rmsnorm(x_.data(), w.t[5], xn_.data(), M);
-      matmul(xn_.data(), M, d, w.t[6], f, g_.data(), 0.f);
-      matmul(xn_.data(), M, d, w.t[7], f, up_.data(), 0.f);
+      mm(att_.data(), M, d, un, w, 4, x_.data(), d, 1.f);  // residual
+      rmsnorm(x_.data(), vec(un, w, 5), xn_.data(), M);
+      mm(xn_.data(), M, d, un, w, 6, g_.data(), f, 0.f);
+      mm(xn_.data(), M, d, un, w, 7, up_.data(), f, 0.f);
       for (size_t i = 0; i < size_t(M) * f; ++i) {
         const float gv = g_[i];
         g_[i] = gv / (1.f + std::exp(-gv)) * up_[i];
       }
-      matmul(g_.data(), M, f, w.t[8], d, x_.data(), 1.f);  // residual
+      mm(g_.data(), M, f, un, w, 8, x_.data(), d, 1.f);  // residual
     }
     // The LM head for each sequence's last row only.
-    UnitPtrs gl = ws.stage(c_.n_layers);
+    const UnitPtrs& gl = ws.stage(c_.n_layers);
     const int B = int(next.size());
     for (int s = 0; s < B; ++s) {
       int last = -1;
@@ -560,8 +626,8 @@ class Decoder {
         if (seq[size_t(r)] == s) last = r;
       std::memcpy(&att_[size_t(s) * d], &x_[size_t(last) * d], size_t(d) * 4);
     }
-    rmsnorm(att_.data(), gl.t[1], xn_.data(), B);
-    matmul(xn_.data(), B, d, gl.t[0], c_.vocab, logits_.data(), 0.f);
+    rmsnorm(att_.data(), vec(gu, gl, 0), xn_.data(), B);
+    mm(xn_.data(), B, d, gu, gl, 1, logits_.data(), c_.vocab, 0.f);
     for (int s = 0; s < B; ++s) {
       const float* lg = &logits_[size_t(s) * c_.vocab];
       next[size_t(s)] = int(std::max_element(lg, lg + c_.vocab) - lg);
@@ -569,6 +635,7 @@ class Decoder {
   }
 
   Config c_;
+  const std::vector<Unit>& units_;
   size_t S_, T_, R_;
   std::vector<float> k_, v_, x_, xn_, q_, kk_, vv_, att_, g_, up_, logits_, sc_, cos_, sin_;
 };
@@ -660,7 +727,7 @@ void write_report(const Options& o, const Config& c, uint64_t model_bytes, int n
     << ",\"gen\":" << o.gen << ",\"load_wall_s\":" << load_wall_total << ",\"blas_core\":\"" << openblas_get_corename()
     << "\",\"node\":{\"cgroup_before\":" << n0.cgroup << ",\"cgroup_after\":" << n1.cgroup
     << ",\"used_before\":" << n0.used << ",\"used_after\":" << n1.used << ",\"read_cache_before\":" << n0.cached_read
-    << ",\"read_cache_after\":" << n1.cached_read << "},\"per_worker\":[";
+    << ",\"read_cache_after\":" << n1.cached_read << ",\"stat_before\":" << n0.stat << ",\"stat_after\":" << n1.stat << "},\"per_worker\":[";
   uint64_t check = 1469598103934665603ull;
   for (size_t i = 0; i < ws.size(); ++i) {
     const WorkerStat& w = ws[i];
@@ -741,7 +808,7 @@ int run_fork(const Options& o) {
       close(go[1]), close(res[0]);
       WorkerStat ks;
       ks.pe = w, ks.pid = getpid();
-      Decoder dec(c, B, o.prompt + o.gen, B * o.prompt);
+      Decoder dec(c, units, B, o.prompt + o.gen, B * o.prompt);
       ks.private_bytes = double(dec.private_bytes());
       serve_plain(o, c, dec, src, ks, w);
       ssize_t wr = write(res[1], &ks, sizeof ks);
@@ -757,7 +824,7 @@ int run_fork(const Options& o) {
   fault_counts(f1, j1);
   me.minflt = f1 - f0, me.majflt = j1 - j0;
   me.pid = getpid();
-  Decoder dec(c, B, o.prompt + o.gen, B * o.prompt);
+  Decoder dec(c, units, B, o.prompt + o.gen, B * o.prompt);
   me.private_bytes = double(dec.private_bytes());
   serve_plain(o, c, dec, src, me, 0);
   std::vector<WorkerStat> all{me};
@@ -794,27 +861,38 @@ int run_fork(const Options& o) {
 // ---------------------------------------------------------------------------------------
 // Modes over the runtime
 
-// Units spread over the PEs, largest first onto the least loaded PE (deterministic, so every
-// PE computes the same assignment). Returns each unit's owner and offset in its owner's part,
-// and the part size every PE allocates.
+// The pieces spread over the PEs, largest first onto the least loaded PE (deterministic, so
+// every PE computes the same assignment): each piece's owner and offset in its owner's part,
+// and the part size every PE allocates (symmetric allocation: the same on every PE).
 struct Placement {
-  std::vector<int> owner;
-  std::vector<uint64_t> off;
+  std::vector<std::vector<int>> owner;
+  std::vector<std::vector<uint64_t>> off;
   uint64_t part = 0;
 };
 Placement place(const std::vector<Unit>& units, int n) {
   Placement p;
-  p.owner.resize(units.size()), p.off.resize(units.size());
-  std::vector<size_t> order(units.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return units[a].bytes > units[b].bytes; });
+  std::vector<std::pair<size_t, size_t>> order;
+  for (size_t u = 0; u < units.size(); ++u) {
+    p.owner.emplace_back(units[u].pieces.size());
+    p.off.emplace_back(units[u].pieces.size());
+    for (size_t t = 0; t < units[u].pieces.size(); ++t) order.emplace_back(u, t);
+  }
+  auto sz = [&](std::pair<size_t, size_t> x) { return (units[x.first].pieces[x.second].bytes() + 63) / 64 * 64; };
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return sz(a) > sz(b); });
   std::vector<uint64_t> load(size_t(n), 0);
-  for (size_t u : order) {
+  for (auto x : order) {
     int pe = int(std::min_element(load.begin(), load.end()) - load.begin());
-    p.owner[u] = pe, p.off[u] = load[size_t(pe)];
-    load[size_t(pe)] += units[u].bytes;
+    p.owner[x.first][x.second] = pe, p.off[x.first][x.second] = load[size_t(pe)];
+    load[size_t(pe)] += sz(x);
   }
   p.part = *std::max_element(load.begin(), load.end());
+  return p;
+}
+
+// Unit u's pointers into the owners' parts (through shmem_ptr).
+UnitPtrs symm_ptrs(symmem::Runtime& rt, const Placement& pl, char* part, size_t u, size_t npieces) {
+  UnitPtrs p;
+  for (size_t t = 0; t < npieces; ++t) p.t.push_back(static_cast<const float*>(rt.ptr(part + pl.off[u][t], pl.owner[u][t])));
   return p;
 }
 
@@ -824,7 +902,7 @@ struct StagedSource : WeightSource {
   const std::vector<Unit>& units;
   const Placement& pl;
   char* part;
-  const float* emb;
+  UnitPtrs emb;
   bool prefetch;
   std::vector<float*> buf;
   int pending = -1;
@@ -839,7 +917,7 @@ struct StagedSource : WeightSource {
       buf.push_back(b);
     }
     const size_t g = units.size() - 1;
-    emb = static_cast<const float*>(rt.ptr(part + pl.off[g] + units[g].off[0], pl.owner[g]));
+    emb = symm_ptrs(rt, pl, part, g, units[g].pieces.size());
   }
   ~StagedSource() override {
     for (auto* b : buf) std::free(b);
@@ -847,11 +925,16 @@ struct StagedSource : WeightSource {
   uint64_t private_bytes() const { return buf.size() * std::max_element(units.begin(), units.end(), [](auto& a, auto& b) { return a.bytes < b.bytes; })->bytes; }
   void fetch(int u, float* into, bool nbi) {
     const Unit& un = units[size_t(u)];
-    if (nbi)
-      rt.get_nbi(into, part + pl.off[size_t(u)], un.bytes, pl.owner[size_t(u)]);
-    else
-      rt.get(into, part + pl.off[size_t(u)], un.bytes, pl.owner[size_t(u)]);
-    fetch_bytes += un.bytes;
+    for (size_t t = 0; t < un.pieces.size(); ++t) {
+      char* dst = reinterpret_cast<char*>(into) + un.off[t];
+      const char* src = part + pl.off[size_t(u)][t];
+      const size_t bytes = un.pieces[t].bytes();
+      if (nbi)
+        rt.get_nbi(dst, src, bytes, pl.owner[size_t(u)][t]);
+      else
+        rt.get(dst, src, bytes, pl.owner[size_t(u)][t]);
+      fetch_bytes += bytes;
+    }
   }
   void begin_forward() override {
     if (!prefetch) return;
@@ -860,7 +943,8 @@ struct StagedSource : WeightSource {
     pending = 0;
     fetch_s += now_s() - t;
   }
-  UnitPtrs stage(int u) override {
+  UnitPtrs cur;
+  const UnitPtrs& stage(int u) override {
     double t = now_s();
     float* b;
     if (!prefetch) {
@@ -872,9 +956,10 @@ struct StagedSource : WeightSource {
       if (u + 1 < int(units.size())) fetch(u + 1, buf[size_t((u + 1) & 1)], true);
     }
     fetch_s += now_s() - t;
-    return ptrs_at(units[size_t(u)], b);
+    cur = ptrs_at(units[size_t(u)], b);
+    return cur;
   }
-  const float* embed() override { return emb; }
+  const float* embed_chunk(int k) override { return emb.t[size_t(k)]; }
 };
 
 int serve_pe(const Options& o, symmem::Runtime& rt) {
@@ -920,17 +1005,6 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
     throw InputError(std::to_string(n) + " private F32 copies of " + std::to_string(model >> 20) +
                      " MiB do not fit in MemAvailable (" + std::to_string(uint64_t(meminfo_kb("MemAvailable")) >> 10) +
                      " MiB): use fewer workers or a sharing mode");
-  char* part[2] = {nullptr, nullptr};
-  if (symm) {
-    const int halves = o.mode == "update" ? 2 : 1;
-    for (int h = 0; h < halves; ++h) {
-      part[h] = static_cast<char*>(rt.align(64, pl.part));
-      if (!part[h])
-        throw InputError("the symmetric heap (" + std::to_string(rt.heap_size() >> 20) + " MiB per PE) cannot hold " +
-                         std::to_string(halves) + " x " + std::to_string(pl.part >> 20) + " MiB of weights per PE for " +
-                         std::to_string(n) + " workers: raise SHMEM_SYMMETRIC_SIZE (or /dev/shm)");
-    }
-  }
   const std::vector<std::string> files =
       o.mode == "mmap" ? std::vector<std::string>{} : o.mode == "update" ? std::vector<std::string>{o.weights, o.update_weights}
                                                                         : std::vector<std::string>{o.weights};
@@ -956,6 +1030,17 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
   const double t0 = now_s(), c0 = cpu_s();
   double f0, j0;
   fault_counts(f0, j0);
+  char* part[2] = {nullptr, nullptr};
+  if (symm) {
+    const int halves = o.mode == "update" ? 2 : 1;
+    for (int h = 0; h < halves; ++h) {
+      part[h] = static_cast<char*>(rt.align(64, pl.part));
+      if (!part[h])
+        throw InputError("the symmetric heap (" + std::to_string(rt.heap_size() >> 20) + " MiB per PE) cannot hold " +
+                         std::to_string(halves) + " x " + std::to_string(pl.part >> 20) + " MiB of weights per PE for " +
+                         std::to_string(n) + " workers: raise SHMEM_SYMMETRIC_SIZE (or /dev/shm)");
+    }
+  }
   std::vector<float*> blocks;
   void* map = MAP_FAILED;
   TableSource table[2];
@@ -972,20 +1057,22 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
     if (map == MAP_FAILED) throw InputError("cannot map " + st.path + ": " + std::strerror(errno));
     for (auto& u : units) {
       UnitPtrs p;
-      for (size_t t = 0; t < u.names.size(); ++t)
-        p.t[t] = reinterpret_cast<const float*>(static_cast<const char*>(map) + st.data_start + st.at(u.names[t]).begin);
+      for (size_t t = 0; t < u.pieces.size(); ++t)
+        p.t.push_back(reinterpret_cast<const float*>(static_cast<const char*>(map) + st.data_start +
+                                                     st.at(u.pieces[t].name).begin + u.pieces[t].begin() * 4));
       table[0].table.push_back(p);
     }
   } else {
     for (size_t u = 0; u < units.size(); ++u)
-      if (pl.owner[u] == me) convert_unit(st, units[u], reinterpret_cast<float*>(part[0] + pl.off[u]));
+      for (size_t t = 0; t < units[u].pieces.size(); ++t)
+        if (pl.owner[u][t] == me) convert_piece(st, units[u].pieces[t], reinterpret_cast<float*>(part[0] + pl.off[u][t]));
   }
   ws.load_cpu = cpu_s() - c0;
   rt.barrier_all();  // symm: every part is written
   if (symm) {
     for (int h = 0; h < (o.mode == "update" ? 2 : 1); ++h)
       for (size_t u = 0; u < units.size(); ++u)
-        table[h].table.push_back(ptrs_at(units[u], rt.ptr(part[h] + pl.off[u], pl.owner[u])));
+        table[h].table.push_back(symm_ptrs(rt, pl, part[h], u, units[u].pieces.size()));
   }
   std::unique_ptr<StagedSource> staged;
   if (o.mode == "symm-staged" || o.mode == "symm-prefetch") {
@@ -1002,7 +1089,7 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
 
   // ---- serve ----
   const int B = std::max(1, o.batch);
-  Decoder dec(c, B, o.prompt + o.gen, B * o.prompt);
+  Decoder dec(c, units, B, o.prompt + o.gen, B * o.prompt);
   ws.private_bytes = double(dec.private_bytes()) + (staged ? double(staged->private_bytes()) : 0);
   WeightSource& src = staged ? static_cast<WeightSource&>(*staged) : table[0];
   const double s0 = now_s();
@@ -1020,7 +1107,8 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
         uint64_t* tg = tag0 + (size_t(h) * units.size() + u) * 2;
         std::atomic_ref<uint64_t>(tg[0]).store(uint64_t(v), std::memory_order_release);
         std::atomic_thread_fence(std::memory_order_seq_cst);
-        convert_unit(from, units[u], static_cast<float*>(rt.ptr(part[h] + pl.off[u], pl.owner[u])));
+        for (size_t t = 0; t < units[u].pieces.size(); ++t)
+          convert_piece(from, units[u].pieces[t], static_cast<float*>(rt.ptr(part[h] + pl.off[u][t], pl.owner[u][t])));
         std::atomic_ref<uint64_t>(tg[1]).store(uint64_t(v), std::memory_order_release);
       }
       rt.quiet();
@@ -1114,6 +1202,7 @@ int run_pe(const Options& o) {
 int main(int argc, char** argv) {
   openblas_set_num_threads(1);
   const wshare::Options o = wshare::parse(argc, argv);
+  wshare::g_max_piece = uint64_t(o.piece_kib) << 10;
   try {
     return o.mode == "fork" ? wshare::run_fork(o) : wshare::run_pe(o);
   } catch (const wshare::InputError& e) {
