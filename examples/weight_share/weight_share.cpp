@@ -67,7 +67,7 @@ struct Options {
   int requests = 4, prompt = 4, gen = 8;        // batch-1 phase
   int batch = 16, batch_requests = 1;           // compute-bound phase
   int updates = 2;                              // update mode
-  int piece_kib = 16384;
+  int piece_kib = 4096;
   uint64_t seed = 7;
   bool cold = false;
 };
@@ -144,7 +144,7 @@ constexpr int kLayerTensors = 9;  // attn_norm q k v o ffn_norm gate up down
 // (the same BLAS calls everywhere, so outputs are bit-identical). The sharing modes spread
 // the pieces over the PEs; whole layers or a whole embedding would leave some PEs' parts much
 // larger than others', and a symmetric allocation is as large as the largest part.
-uint64_t g_max_piece = 16ull << 20;  // --piece-kib
+uint64_t g_max_piece = 4ull << 20;  // --piece-kib
 
 std::vector<std::string> unit_tensor_names(const Config& c, int u) {
   if (u == c.n_layers) return {"model.embed_tokens.weight", "model.norm.weight"};
@@ -716,14 +716,14 @@ std::string json_smaps(const Smaps& s) {
   return o.str();
 }
 
-void write_report(const Options& o, const Config& c, uint64_t model_bytes, int n, const std::vector<WorkerStat>& ws,
+void write_report(const Options& o, const Config& c, uint64_t model_bytes, uint64_t part_bytes, int n, const std::vector<WorkerStat>& ws,
                   const NodeMem& n0, const NodeMem& n1, double load_wall_total) {
   std::ostringstream j;
   j.precision(9);
   j << "{\"mode\":\"" << o.mode << "\",\"workers\":" << n << ",\"cold\":" << (o.cold ? "true" : "false")
     << ",\"config\":{\"dim\":" << c.dim << ",\"n_layers\":" << c.n_layers << ",\"n_heads\":" << c.n_heads
     << ",\"n_kv_heads\":" << c.n_kv << ",\"ffn_dim\":" << c.ffn << ",\"vocab\":" << c.vocab << "}"
-    << ",\"model_f32_bytes\":" << model_bytes << ",\"batch\":" << o.batch << ",\"prompt\":" << o.prompt
+    << ",\"model_f32_bytes\":" << model_bytes << ",\"part_bytes\":" << part_bytes << ",\"batch\":" << o.batch << ",\"prompt\":" << o.prompt
     << ",\"gen\":" << o.gen << ",\"load_wall_s\":" << load_wall_total << ",\"blas_core\":\"" << openblas_get_corename()
     << "\",\"node\":{\"cgroup_before\":" << n0.cgroup << ",\"cgroup_after\":" << n1.cgroup
     << ",\"used_before\":" << n0.used << ",\"used_after\":" << n1.used << ",\"read_cache_before\":" << n0.cached_read
@@ -853,7 +853,7 @@ int run_fork(const Options& o) {
     bad += !(WIFEXITED(s) && WEXITSTATUS(s) == 0);
   }
   std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.pe < b.pe; });
-  write_report(o, c, model, o.workers, all, n0, n1, me.load_wall);
+  write_report(o, c, model, 0, o.workers, all, n0, n1, me.load_wall);
   for (auto* p : blocks) std::free(p);
   return bad ? 1 : 0;
 }
@@ -1169,7 +1169,7 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
   if (me == 0) {
     NodeMem n1 = node_mem(files);
     std::vector<WorkerStat> all(stats.begin(), stats.end());
-    write_report(o, c, model, n, all, n0, n1, load_wall_total);
+    write_report(o, c, model, symm ? pl.part * (o.mode == "update" ? 2 : 1) : 0, n, all, n0, n1, load_wall_total);
   }
   rt.barrier_all();
   if (map != MAP_FAILED) munmap(map, st.file_size);
