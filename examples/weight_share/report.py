@@ -45,7 +45,8 @@ def figures(c, w):
     f["load_cpu_warm"] = sum(x["load_cpu_s"] for x in w["per_worker"]) if w else float("nan")
     for ph, key in ((0, "b1"), (1, "bB")):
         tok = sum(x["phases"][ph]["tokens"] for x in srv)
-        wall = max(x["phases"][ph]["wall_s"] for x in srv)
+        # the phase's span over all workers (they start and end at different times)
+        wall = max(x["phases"][ph]["t1"] for x in srv) - min(x["phases"][ph]["t0"] for x in srv)
         f[f"tps_{key}"] = tok / wall if wall > 0 else float("nan")
         lat = [r[0] for x in srv for r in x["phases"][ph]["requests"]]
         f[f"p50_{key}"], f[f"p99_{key}"], f[f"nlat_{key}"] = pct(lat, 50), pct(lat, 99), len(lat)
@@ -141,15 +142,19 @@ def main():
              f"with the weights resident (cold: the file's pages dropped first with `posix_fadvise(DONTNEED)`); "
              f"CPU is summed over the workers. Latency is per request ({F[next(iter(F))]['nlat_b1']} requests at "
              f"batch 1, so p99 is close to the maximum). tok/s counts generated tokens of all workers over the "
-             f"slowest worker's serving time.\n")
+             f"phase's span (first worker's start to last worker's end).\n")
     if "symm-staged" in F and "symm-prefetch" in F:
         st, pf = F["symm-staged"], F["symm-prefetch"]
         hid = 1 - pf["fetch_s_per_gb"] / st["fetch_s_per_gb"] if st["fetch_s_per_gb"] else float("nan")
-        L.append(f"**Prefetch:** `symm-staged` spends {st['fetch_s_per_gb']:.3f} s per GB copied blocked on `get`; "
+        L.append(f"**Prefetch:** `symm-staged` spends {st['fetch_s_per_gb']:.3f} s per GB copied blocked in `get`; "
                  f"`symm-prefetch` spends {pf['fetch_s_per_gb']:.3f} s per GB in `get_nbi` + `quiet`: it hid "
-                 f"{100 * hid:.0f} % of the fetch. On one node `get_nbi` is a copy done by the calling core (there is "
-                 f"no copy engine and no idle core: {n} workers on {os.cpu_count()} cores), so nothing runs beside the "
-                 f"compute; both staged modes are slower than computing in place (`symm`).\n")
+                 f"{100 * hid:.0f} % of the fetch. On one node `get_nbi` is a copy the calling core does before it "
+                 f"returns (no copy engine, and no idle core with {n} workers on {os.cpu_count()} cores), so there is "
+                 f"nothing for it to overlap with; a difference in either direction is this run's noise. Both staged modes "
+                 f"serve at {st['tps_b1'] / F['symm']['tps_b1']:.2f}× / {pf['tps_b1'] / F['symm']['tps_b1']:.2f}× "
+                 f"`symm`'s batch-1 rate (an extra pass over the weights per token) and hold a private staging buffer "
+                 f"the size of the largest layer unit (the LM head), two of them for prefetch: the seed's pipeline is "
+                 f"for devices with their own memory and a DMA engine, and on a CPU host computing in place is better.\n")
     if "update" in F:
         u = F["update"]
         L.append(f"**Update:** PE 0 published {u['publishes']:.0f} versions (F16→F32 into the inactive half, "

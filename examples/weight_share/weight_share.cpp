@@ -647,7 +647,7 @@ constexpr int kMaxReq = 64;
 struct WorkerStat {
   int32_t pe = 0, pid = 0, serves = 1;
   double load_wall = 0, load_cpu = 0, minflt = 0, majflt = 0;
-  double phase_wall[2] = {}, phase_cpu[2] = {}, phase_tokens[2] = {};
+  double phase_wall[2] = {}, phase_cpu[2] = {}, phase_tokens[2] = {}, phase_t0[2] = {}, phase_t1[2] = {};
   int32_t nreq[2] = {};
   double lat[2][kMaxReq] = {};
   uint64_t hash[2][kMaxReq] = {};
@@ -690,7 +690,8 @@ void serve_phase(const Options& o, const Config& c, Decoder& dec, WeightSource& 
       st.nreq[ph] = r + 1;
     }
   }
-  st.phase_wall[ph] = now_s() - t0;
+  st.phase_t0[ph] = t0, st.phase_t1[ph] = now_s();  // CLOCK_MONOTONIC: comparable across the workers
+  st.phase_wall[ph] = st.phase_t1[ph] - t0;
   st.phase_cpu[ph] = cpu_s() - c0;
 }
 
@@ -739,7 +740,8 @@ void write_report(const Options& o, const Config& c, uint64_t model_bytes, uint6
       << ",\"stall_max_s\":" << w.stall_max << ",\"stall_sum_s\":" << w.stall_sum << ",\"boundaries\":" << w.boundaries
       << ",\"publish_s\":" << w.publish_s << ",\"publishes\":" << w.publishes << ",\"phases\":[";
     for (int ph = 0; ph < 2; ++ph) {
-      j << (ph ? "," : "") << "{\"wall_s\":" << w.phase_wall[ph] << ",\"cpu_s\":" << w.phase_cpu[ph]
+      j << (ph ? "," : "") << "{\"wall_s\":" << w.phase_wall[ph] << ",\"t0\":" << w.phase_t0[ph]
+        << ",\"t1\":" << w.phase_t1[ph] << ",\"cpu_s\":" << w.phase_cpu[ph]
         << ",\"tokens\":" << w.phase_tokens[ph] << ",\"requests\":[";
       for (int r = 0; r < w.nreq[ph]; ++r) {
         j << (r ? "," : "") << "[" << w.lat[ph][r] << ",\"" << std::hex << w.hash[ph][r] << std::dec << "\","
@@ -1112,6 +1114,7 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
         std::atomic_ref<uint64_t>(tg[1]).store(uint64_t(v), std::memory_order_release);
       }
       rt.quiet();
+      std::atomic_thread_fence(std::memory_order_release);  // the stores through shmem_ptr, then the epoch
       for (int r = 1; r < n; ++r) rt.atomic_set(epoch.data(), uint64_t(v), r);
       ws.publish_s += now_s() - a;
       ws.publishes += 1;
@@ -1136,6 +1139,7 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
       const double a = now_s();
       const uint64_t e = rt.atomic_fetch(epoch.data(), me);
       if (e != cur) {
+        std::atomic_thread_fence(std::memory_order_acquire);
         cur = e;
         live.table = table[cur & 1].table;
         rt.atomic_set(&ack[size_t(me)], cur, 0);
@@ -1150,13 +1154,8 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
     auto after = [&](int v) {
       if (!tags_ok(uint64_t(v))) ws.torn += 1;
     };
-    // Phase 0 goes on until the last version has been served at least once; once its own
-    // requests are done, a reader waits for the next version rather than spinning requests.
-    auto more = [&](int) {
-      if (cur >= uint64_t(o.updates)) return false;
-      rt.wait_until(epoch.data(), symmem::Cmp::kNe, cur);
-      return true;
-    };
+    // Phase 0 goes on (serving, never idle) until the last version has been served.
+    auto more = [&](int) { return cur < uint64_t(o.updates); };
     serve_phase(o, c, dec, live, ws, me, 0, boundary, after, more);
     serve_phase(o, c, dec, live, ws, me, 1, boundary, after, [](int) { return false; });
   }
