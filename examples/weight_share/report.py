@@ -48,6 +48,8 @@ def figures(c, w):
         # the phase's span over all workers (they start and end at different times)
         wall = max(x["phases"][ph]["t1"] for x in srv) - min(x["phases"][ph]["t0"] for x in srv)
         f[f"tps_{key}"] = tok / wall if wall > 0 else float("nan")
+        cpu = sum(x["phases"][ph]["cpu_s"] for x in srv)
+        f[f"tpc_{key}"] = tok / cpu if cpu > 0 else float("nan")  # tokens per CPU-second: robust to time-slicing
         lat = [r[0] for x in srv for r in x["phases"][ph]["requests"]]
         f[f"p50_{key}"], f[f"p99_{key}"], f[f"nlat_{key}"] = pct(lat, 50), pct(lat, 99), len(lat)
     fb = sum(x["fetch_bytes"] for x in ws)
@@ -59,6 +61,8 @@ def figures(c, w):
     f["switches"] = sum(x["switches"] for x in srv)
     f["torn"] = sum(x["torn"] for x in srv)
     f["stall_max"] = max([x["stall_max_s"] for x in srv] or [0])
+    nb = sum(x["boundaries"] for x in srv)
+    f["stall_mean"] = sum(x["stall_sum_s"] for x in srv) / nb if nb else 0.0
     return f
 
 
@@ -122,16 +126,16 @@ def main():
              f"with other builds and tests during the run — `uptime` before: `{up_cold}`; after: `{up_after}`. "
              f"{n} workers on {os.cpu_count()} cores time-slice, so times are noisy; ratios within one run are what to read.\n")
     L.append("## Results\n")
-    L.append("| mode | per-worker PSS | per-worker USS | Σ ΔPSS | node Δ | agree | load wall cold / warm | load CPU Σ cold / warm | tok/s b=1 | p50 / p99 b=1 | tok/s b=" + str(base["batch"]) + " | p50 / p99 b=" + str(base["batch"]) + " | output |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    L.append("| mode | per-worker PSS | per-worker USS | Σ ΔPSS | node Δ | agree | load wall cold / warm | load CPU Σ cold / warm | tok/s b=1 | tok/CPU-s b=1 | p50 / p99 b=1 | tok/s b=" + str(base["batch"]) + " | tok/CPU-s b=" + str(base["batch"]) + " | p50 / p99 b=" + str(base["batch"]) + " | output |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for m in MODES:
         if m not in F:
             continue
         f = F[m]
         L.append(f"| `{m}` | {f['pss'] / MiB:.0f} MiB | {f['uss'] / MiB:.1f} MiB | {f['sum_dpss'] / MiB:.0f} MiB | "
                  f"{f['node'] / MiB:.0f} MiB | {100 * f['agree']:.1f} % | {f['load_wall_cold']:.2f} / {f['load_wall_warm']:.2f} s | "
-                 f"{f['load_cpu_cold']:.2f} / {f['load_cpu_warm']:.2f} s | {f['tps_b1']:.2f} | "
-                 f"{f['p50_b1']:.2f} / {f['p99_b1']:.2f} s | {f['tps_bB']:.1f} | {f['p50_bB']:.2f} / {f['p99_bB']:.2f} s | {ok[m]} |")
+                 f"{f['load_cpu_cold']:.2f} / {f['load_cpu_warm']:.2f} s | {f['tps_b1']:.2f} | {f['tpc_b1']:.2f} | "
+                 f"{f['p50_b1']:.2f} / {f['p99_b1']:.2f} s | {f['tps_bB']:.1f} | {f['tpc_bB']:.1f} | {f['p50_bB']:.2f} / {f['p99_bB']:.2f} s | {ok[m]} |")
     src = F[next(iter(F))]["node_src"]
     L.append("")
     L.append("@PLOT@\n")
@@ -142,7 +146,9 @@ def main():
              f"with the weights resident (cold: the file's pages dropped first with `posix_fadvise(DONTNEED)`); "
              f"CPU is summed over the workers. Latency is per request ({F[next(iter(F))]['nlat_b1']} requests at "
              f"batch 1, so p99 is close to the maximum). tok/s counts generated tokens of all workers over the "
-             f"phase's span (first worker's start to last worker's end).\n")
+             f"phase's span (first worker's start to last worker's end); tok/CPU-s divides them by the CPU time the "
+             f"workers spent serving, which time-slicing with other processes changes less (memory-bandwidth "
+             f"contention still does).\n")
     if "symm-staged" in F and "symm-prefetch" in F:
         st, pf = F["symm-staged"], F["symm-prefetch"]
         hid = 1 - pf["fetch_s_per_gb"] / st["fetch_s_per_gb"] if st["fetch_s_per_gb"] else float("nan")
@@ -151,16 +157,17 @@ def main():
                  f"{100 * hid:.0f} % of the fetch. On one node `get_nbi` is a copy the calling core does before it "
                  f"returns (no copy engine, and no idle core with {n} workers on {os.cpu_count()} cores), so there is "
                  f"nothing for it to overlap with; a difference in either direction is this run's noise. Both staged modes "
-                 f"serve at {st['tps_b1'] / F['symm']['tps_b1']:.2f}× / {pf['tps_b1'] / F['symm']['tps_b1']:.2f}× "
-                 f"`symm`'s batch-1 rate (an extra pass over the weights per token) and hold a private staging buffer "
+                 f"serve {st['tpc_b1'] / F['symm']['tpc_b1']:.2f}× / {pf['tpc_b1'] / F['symm']['tpc_b1']:.2f}× "
+                 f"`symm`'s batch-1 tokens per CPU-second (an extra pass over the weights per token) and hold a private staging buffer "
                  f"the size of the largest layer unit (the LM head), two of them for prefetch: the seed's pipeline is "
                  f"for devices with their own memory and a DMA engine, and on a CPU host computing in place is better.\n")
     if "update" in F:
         u = F["update"]
         L.append(f"**Update:** PE 0 published {u['publishes']:.0f} versions (F16→F32 into the inactive half, "
                  f"{u['publish_s'] / max(u['publishes'], 1):.2f} s each) while {n - 1} readers served; the readers switched "
-                 f"{u['switches']} times in all, the longest switch at a request boundary took "
-                 f"{u['stall_max'] * 1e6:.1f} µs, and {u['torn']} requests saw a torn layer (a per-layer version tag checked "
+                 f"{u['switches']} times in all; a request boundary (read the epoch, and on a change switch tables "
+                 f"and acknowledge) took {u['stall_mean'] * 1e6:.1f} µs on average, the longest switch "
+                 f"{u['stall_max'] * 1e6:.0f} µs (wall time: it includes being descheduled on this loaded machine); and {u['torn']} requests saw a torn layer (a per-layer version tag checked "
                  f"before and after every request). The double buffer holds two copies in the heap while an update "
                  f"is possible (node Δ above).\n")
 
@@ -180,8 +187,9 @@ def main():
                  f"{p['load_cpu_cold'] / s['load_cpu_cold']:.1f}× cold, {p['load_cpu_warm'] / s['load_cpu_warm']:.1f}× warm; "
                  f"wall {p['load_wall_cold'] / s['load_wall_cold']:.1f}× cold, {p['load_wall_warm'] / s['load_wall_warm']:.1f}× warm |")
         L.append(f"| equal throughput; batch 1 within 5 % of `private` | `symm` / `private` tok/s: "
-                 f"{s['tps_b1'] / p['tps_b1']:.3f} at batch 1, {s['tps_bB'] / p['tps_bB']:.3f} at batch {base['batch']}"
-                 + (f"; `symm-prefetch`: {F['symm-prefetch']['tps_b1'] / p['tps_b1']:.3f} / {F['symm-prefetch']['tps_bB'] / p['tps_bB']:.3f}" if "symm-prefetch" in F else "")
+                 f"{s['tps_b1'] / p['tps_b1']:.2f} at batch 1, {s['tps_bB'] / p['tps_bB']:.2f} at batch {base['batch']}; "
+                 f"per CPU-second {s['tpc_b1'] / p['tpc_b1']:.2f} / {s['tpc_bB'] / p['tpc_bB']:.2f}"
+                 + (f"; `symm-prefetch` per CPU-second: {F['symm-prefetch']['tpc_b1'] / p['tpc_b1']:.2f} / {F['symm-prefetch']['tpc_bB'] / p['tpc_bB']:.2f}" if "symm-prefetch" in F else "")
                  + " |")
         agree_all = max(F[m]["agree"] for m in F)
         L.append(f"| Σ PSS and node agree within 5 % | worst mode {100 * agree_all:.1f} % |")
@@ -191,11 +199,11 @@ def main():
             L.append("## When symmem beats `mmap`, and when not\n")
             same_mem = s["node"] <= 1.1 * mm["node"]
             cheaper_load = s["load_cpu_cold"] < 0.5 * p["load_cpu_cold"]
-            tput = s["tps_b1"] / mm["tps_b1"]
+            tput = mm["tpc_b1"] / s["tpc_b1"]
             L.append(
                 f"`mmap` of a file already in compute layout held one copy ({mm['node'] / MiB:.0f} MiB node Δ, "
                 f"`symm` {s['node'] / MiB:.0f} MiB), loaded with {mm['load_cpu_cold']:.2f} s CPU (page-table set-up "
-                f"only) and served at {tput:.2f}× `symm`'s batch-1 rate: **for weights used as stored, symmem adds "
+                f"only) and served {tput:.2f}× `symm`'s batch-1 tokens per CPU-second: **for weights used as stored, symmem adds "
                 f"nothing over the page cache** (whose clean pages can also be dropped under pressure; the F32 file "
                 f"is twice the F16 one on disk). "
                 + (f"**symmem beats it when the weights are transformed at load**: here F16→F32, which `mmap` only "
@@ -206,8 +214,8 @@ def main():
                    f"In this run `symm`'s load CPU ({s['load_cpu_cold']:.2f} s) was not below half of `private`'s "
                    f"({p['load_cpu_cold']:.2f} s), so the load advantage did not show. ")
                 + (f"It also wins **when the weights change while serving** (`update`: {F['update']['publishes']:.0f} "
-                   f"versions published, longest reader switch {F['update']['stall_max'] * 1e6:.0f} µs, "
-                   f"{F['update']['torn']} torn reads, no pause) " if "update" in F else "")
+                   f"versions published while the readers served, {F['update']['stall_mean'] * 1e6:.0f} µs per request "
+                   f"boundary, {F['update']['torn']} torn reads, no pause) " if "update" in F else "")
                 + (f"and **when the workers are not children of one loader**: `fork` shares as well "
                    f"({F['fork']['node'] / MiB:.0f} MiB) but only for processes forked after the load, and any write "
                    f"to a page makes it private." if "fork" in F else "") + "\n")
@@ -252,7 +260,7 @@ def plot(F, path, base):
     ax[2].set_title("throughput (all workers)")
     h1, l1 = ax[2].get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
-    ax[2].legend(h1 + h2, l1 + l2, fontsize=8)
+    ax[2].legend(h1 + h2, l1 + l2, fontsize=8, loc="lower left", framealpha=0.9)
     for a_ in ax:
         a_.set_xticks(x)
         a_.set_xticklabels(ms, rotation=30, fontsize=8)
