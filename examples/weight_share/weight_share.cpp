@@ -20,6 +20,7 @@
 // into docs/weight-share.md.
 //   symmem-run -n 4 weight_share --mode symm --weights w.safetensors --json out.json
 #include <cblas.h>
+#include <cpuid.h>
 #include <fcntl.h>
 #include <immintrin.h>
 #include <sys/mman.h>
@@ -139,7 +140,6 @@ struct Config {
   bool operator==(const Config&) const = default;
 };
 
-constexpr int kLayerTensors = 9;  // attn_norm q k v o ffn_norm gate up down
 // Every matrix is used as row blocks ("pieces") of at most g_max_piece bytes, in every mode
 // (the same BLAS calls everywhere, so outputs are bit-identical). The sharing modes spread
 // the pieces over the PEs; whole layers or a whole embedding would leave some PEs' parts much
@@ -278,8 +278,16 @@ float half_to_float(uint16_t h) {
   return f;
 }
 
+bool have_f16c() {  // F16C and AVX, with the OS saving the AVX state
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_F16C) || !(c & bit_AVX) || !(c & bit_OSXSAVE)) return false;
+  unsigned lo = 0, hi = 0;
+  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (lo & 6) == 6;
+}
+
 void f16_to_f32(const uint16_t* s, float* d, size_t n) {
-  static const bool f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  static const bool f16c = have_f16c();
   if (f16c) return f16_to_f32_f16c(s, d, n);
   for (size_t i = 0; i < n; ++i) d[i] = half_to_float(s[i]);
 }
@@ -652,7 +660,7 @@ struct WorkerStat {
   double lat[2][kMaxReq] = {};
   uint64_t hash[2][kMaxReq] = {};
   int32_t ver[2][kMaxReq] = {};
-  double fetch_s = 0, fetch_bytes = 0, compute_s = 0;
+  double fetch_s = 0, fetch_bytes = 0, compute_s = 0, serve_minflt = 0;
   Smaps mem0, mem1;
   double private_bytes = 0;
   int32_t switches = 0, torn = 0;
@@ -734,7 +742,7 @@ void write_report(const Options& o, const Config& c, uint64_t model_bytes, uint6
     const WorkerStat& w = ws[i];
     j << (i ? "," : "") << "{\"pe\":" << w.pe << ",\"pid\":" << w.pid << ",\"serves\":" << w.serves
       << ",\"load_wall_s\":" << w.load_wall << ",\"load_cpu_s\":" << w.load_cpu << ",\"minflt\":" << w.minflt
-      << ",\"majflt\":" << w.majflt << ",\"private_bytes\":" << w.private_bytes << ",\"fetch_s\":" << w.fetch_s
+      << ",\"majflt\":" << w.majflt << ",\"serve_minflt\":" << w.serve_minflt << ",\"private_bytes\":" << w.private_bytes << ",\"fetch_s\":" << w.fetch_s
       << ",\"fetch_bytes\":" << w.fetch_bytes << ",\"compute_s\":" << w.compute_s << ",\"mem_start\":" << json_smaps(w.mem0)
       << ",\"mem_end\":" << json_smaps(w.mem1) << ",\"switches\":" << w.switches << ",\"torn\":" << w.torn
       << ",\"stall_max_s\":" << w.stall_max << ",\"stall_sum_s\":" << w.stall_sum << ",\"boundaries\":" << w.boundaries
@@ -812,7 +820,11 @@ int run_fork(const Options& o) {
       ks.pe = w, ks.pid = getpid();
       Decoder dec(c, units, B, o.prompt + o.gen, B * o.prompt);
       ks.private_bytes = double(dec.private_bytes());
+      double a0, b0, a1, b1;
+      fault_counts(a0, b0);
       serve_plain(o, c, dec, src, ks, w);
+      fault_counts(a1, b1);
+      ks.serve_minflt = a1 - a0;
       ssize_t wr = write(res[1], &ks, sizeof ks);
       char x;
       ssize_t rd = read(go[0], &x, 1);  // stay alive (and mapped) until the parent has measured
@@ -828,7 +840,11 @@ int run_fork(const Options& o) {
   me.pid = getpid();
   Decoder dec(c, units, B, o.prompt + o.gen, B * o.prompt);
   me.private_bytes = double(dec.private_bytes());
+  double a0, b0, a1, b1;
+  fault_counts(a0, b0);
   serve_plain(o, c, dec, src, me, 0);
+  fault_counts(a1, b1);
+  me.serve_minflt = a1 - a0;
   std::vector<WorkerStat> all{me};
   for (size_t k = 0; k < kids.size(); ++k) {
     WorkerStat ks;
@@ -862,6 +878,23 @@ int run_fork(const Options& o) {
 
 // ---------------------------------------------------------------------------------------
 // Modes over the runtime
+
+// Faults every page of every piece into this process's page table (read-only).
+void prefault(const std::vector<UnitPtrs>& table, const std::vector<Unit>& units) {
+  const uintptr_t pg = uintptr_t(sysconf(_SC_PAGESIZE));
+  for (size_t u = 0; u < units.size(); ++u)
+    for (size_t t = 0; t < units[u].pieces.size(); ++t) {
+      const uintptr_t a = reinterpret_cast<uintptr_t>(table[u].t[t]), e = a + units[u].pieces[t].bytes();
+      const uintptr_t b = a & ~(pg - 1);
+#ifdef MADV_POPULATE_READ
+      if (madvise(reinterpret_cast<void*>(b), e - b, MADV_POPULATE_READ) == 0) continue;
+#endif
+      volatile const char* p = reinterpret_cast<const char*>(a);
+      char sink = 0;
+      for (uintptr_t x = 0; x < e - a; x += pg) sink ^= p[x];
+      (void)sink;
+    }
+}
 
 // The pieces spread over the PEs, largest first onto the least loaded PE (deterministic, so
 // every PE computes the same assignment): each piece's owner and offset in its owner's part,
@@ -1075,6 +1108,11 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
     for (int h = 0; h < (o.mode == "update" ? 2 : 1); ++h)
       for (size_t u = 0; u < units.size(); ++u)
         table[h].table.push_back(symm_ptrs(rt, pl, part[h], u, units[u].pieces.size()));
+    // Ready to serve means mapped too: fault the peers' parts into this process's page
+    // table now (as mmap's MAP_POPULATE does), not during the first requests.
+    const double c1 = cpu_s();
+    prefault(table[0].table, units);
+    ws.load_cpu += cpu_s() - c1;
   }
   std::unique_ptr<StagedSource> staged;
   if (o.mode == "symm-staged" || o.mode == "symm-prefetch") {
@@ -1095,6 +1133,8 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
   ws.private_bytes = double(dec.private_bytes()) + (staged ? double(staged->private_bytes()) : 0);
   WeightSource& src = staged ? static_cast<WeightSource&>(*staged) : table[0];
   const double s0 = now_s();
+  double sf0, sj0;
+  fault_counts(sf0, sj0);
   if (o.mode != "update") {
     serve_plain(o, c, dec, src, ws, me);
   } else if (me == 0) {
@@ -1160,6 +1200,9 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
     serve_phase(o, c, dec, live, ws, me, 1, boundary, after, [](int) { return false; });
   }
   ws.compute_s = now_s() - s0 - src.fetch_s;
+  double sf1, sj1;
+  fault_counts(sf1, sj1);
+  ws.serve_minflt = sf1 - sf0;
   ws.fetch_s = src.fetch_s, ws.fetch_bytes = double(src.fetch_bytes);
   rt.barrier_all();
   ws.mem1 = read_smaps(0);
