@@ -56,6 +56,7 @@ def figures(c, w):
     f["fetch_s_per_gb"] = sum(x["fetch_s"] for x in ws) / (fb / 1e9) if fb else 0.0
     f["fetch_s"] = sum(x["fetch_s"] for x in ws)
     f["checksum"] = c["checksum"]
+    f["serve_minflt"] = np.mean([x.get("serve_minflt", float("nan")) for x in srv])
     f["publishes"] = sum(x["publishes"] for x in ws)
     f["publish_s"] = sum(x["publish_s"] for x in ws)
     f["switches"] = sum(x["switches"] for x in srv)
@@ -148,7 +149,9 @@ def main():
              f"batch 1, so p99 is close to the maximum). tok/s counts generated tokens of all workers over the "
              f"phase's span (first worker's start to last worker's end); tok/CPU-s divides them by the CPU time the "
              f"workers spent serving, which time-slicing with other processes changes less (memory-bandwidth "
-             f"contention still does).\n")
+             f"contention still does). Every mode is ready with its pages mapped (mmap: `MAP_POPULATE`; symm: the "
+             f"peers' parts faulted in at load, counted in load CPU); minor faults per worker while serving: "
+             + ", ".join(f"{m} {F[m]['serve_minflt']:.0f}" for m in MODES if m in F) + ".\n")
     if "symm-staged" in F and "symm-prefetch" in F:
         st, pf = F["symm-staged"], F["symm-prefetch"]
         hid = 1 - pf["fetch_s_per_gb"] / st["fetch_s_per_gb"] if st["fetch_s_per_gb"] else float("nan")
@@ -220,6 +223,10 @@ def main():
                    f"({F['fork']['node'] / MiB:.0f} MiB) but only for processes forked after the load, and any write "
                    f"to a page makes it private." if "fork" in F else "") + "\n")
     L.append("## Caveats\n")
+    L.append("- `symm`'s load CPU is the conversion, done once in all (1/N per worker), plus mapping the peers' parts "
+             "in every worker (page-table set-up, as `mmap`'s `MAP_POPULATE` does); the second part is paid per worker, "
+             "which keeps the load-work ratio to `private` below N. `update` readers map the other half when they "
+             "first switch to it (the faults while serving in its row).\n")
     L.append("- Synthetic weights, shortened model (the preset's layer shape, fewer layers); per-layer figures scale with "
              "the layer count. `PRESET=llama7b-slice LAYERS=2` runs the seed's LLaMA-7B layer shape.\n"
              "- 4 KiB pages only (`/dev/shm` has no `huge=`, no hugetlb reserve); page tables for the shared copy are "
