@@ -267,7 +267,7 @@ def plot(F, path, base):
     ax[2].set_title("throughput (all workers)")
     h1, l1 = ax[2].get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
-    ax[2].legend(h1 + h2, l1 + l2, fontsize=8, loc="lower left", framealpha=0.9)
+    ax2.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper right", framealpha=0.9)
     for a_ in ax:
         a_.set_xticks(x)
         a_.set_xticklabels(ms, rotation=30, fontsize=8)
