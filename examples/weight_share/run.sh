@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Measures every weight_share mode and writes docs/weight-share.md (+ docs/weight-share.png).
+#   examples/weight_share/run.sh                       # TinyLlama-shaped, 4 layers, 8 workers
+#   PRESET=llama7b-slice LAYERS=2 WORKERS=4 examples/weight_share/run.sh
+# Each mode runs twice: with the weight file's pages dropped from the page cache (cold; the
+# memory, throughput and latency figures come from this run) and again load-only (warm).
+# Each run gets a memory cgroup of its own when one can be made (root), so the node figure
+# is this job's alone. The weights are generated at run time into $DATA (never committed);
+# RESULTS=dir keeps the per-run JSON reports.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+PRESET=${PRESET:-tinyllama}
+LAYERS=${LAYERS:-4}
+WORKERS=${WORKERS:-8}
+REQUESTS=${REQUESTS:-3}
+GEN=${GEN:-4}
+BATCH=${BATCH:-16}
+UPDATES=${UPDATES:-2}
+MODES=${MODES:-"private mmap fork symm symm-staged symm-prefetch update"}
+DATA=${DATA:-$BUILD/weight_share_data}
+OUT=${OUT:-$ROOT/docs/weight-share.md}
+BIN=$BUILD/examples/weight_share/weight_share
+RUN=$BUILD/tools/symmem-run/symmem-run
+for f in "$BIN" "$RUN"; do
+  [ -x "$f" ] || { echo "run.sh: $f is missing: cmake --build $BUILD --target weight_share symmem-run" >&2; exit 1; }
+done
+export OPENBLAS_NUM_THREADS=1
+
+mkdir -p "$DATA"
+A=$DATA/$PRESET-$LAYERS-s1.safetensors A32=$DATA/$PRESET-$LAYERS-s1.f32.safetensors B=$DATA/$PRESET-$LAYERS-s2.safetensors
+GEN_PY="/usr/bin/python3 $ROOT/examples/weight_share/gen_weights.py --preset $PRESET --layers $LAYERS"
+[ -s "$A" ] && [ -s "$A32" ] || $GEN_PY --seed 1 --out "$A" --f32 "$A32"
+[ -s "$B" ] || $GEN_PY --seed 2 --out "$B"
+
+if [ -n "${RESULTS:-}" ]; then  # keep the JSON reports there (report.py can be rerun on them)
+  RES=$RESULTS; mkdir -p "$RES"
+else
+  RES=$(mktemp -d "${TMPDIR:-/tmp}/weight-share.XXXXXX"); trap 'rm -rf "$RES"' EXIT
+fi
+
+# A memory cgroup per run: v1 (memory controller) or v2, below this shell's own.
+CG_PARENT=""
+if line=$(grep -E '^[0-9]+:memory:' /proc/self/cgroup 2>/dev/null); then
+  CG_PARENT=/sys/fs/cgroup/memory${line#*:memory:}
+elif line=$(grep -E '^0::' /proc/self/cgroup 2>/dev/null) && [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+  CG_PARENT=/sys/fs/cgroup${line#0::}
+fi
+if [ -n "$CG_PARENT" ] && ! mkdir "$CG_PARENT/wshare-probe-$$" 2>/dev/null; then CG_PARENT=""; fi
+[ -n "$CG_PARENT" ] && rmdir "$CG_PARENT/wshare-probe-$$"
+[ -n "$CG_PARENT" ] || echo "run.sh: no memory cgroup of our own: the node figure is the whole machine's (noisy)" >&2
+
+run_one() {  # name, then the command
+  local name=$1; shift
+  local cg=""
+  if [ -n "$CG_PARENT" ]; then cg=$CG_PARENT/wshare-$$-$name; mkdir -p "$cg"; fi
+  echo "run.sh: $name: $*" >&2
+  local rc=0
+  if [ -n "$cg" ]; then
+    sh -c 'echo $$ > "$0/cgroup.procs"; exec "$@"' "$cg" "$@" || rc=$?
+  else
+    "$@" || rc=$?
+  fi
+  if [ -n "$cg" ]; then rmdir "$cg" 2>/dev/null || true; fi
+  [ $rc -eq 0 ] || { echo "run.sh: $name failed (exit $rc)" >&2; exit $rc; }
+}
+
+uptime > "$RES/uptime_before"
+t_start=$(date +%s)
+SERVE=(--requests "$REQUESTS" --gen "$GEN" --batch "$BATCH" --batch-requests 1)
+LOADONLY=(--requests 0 --batch-requests 0)
+for m in $MODES; do
+  case $m in
+    mmap) W=(--weights-f32 "$A32") ;;
+    update) W=(--weights "$A" --update-weights "$B" --updates "$UPDATES") ;;
+    *) W=(--weights "$A") ;;
+  esac
+  if [ "$m" = fork ]; then L=("$BIN" --workers "$WORKERS"); else L=("$RUN" -n "$WORKERS" --timeout 900 "$BIN"); fi
+  run_one "$m-cold" "${L[@]}" --mode "$m" "${W[@]}" "${SERVE[@]}" --cold --json "$RES/$m-cold.json"
+  run_one "$m-warm" "${L[@]}" --mode "$m" "${W[@]}" "${LOADONLY[@]}" --json "$RES/$m-warm.json"
+done
+t_end=$(date +%s)
+uptime > "$RES/uptime_after"
+
+/usr/bin/python3 "$ROOT/examples/weight_share/report.py" "$RES" --out "$OUT" --seconds $((t_end - t_start)) \
+  --command "examples/weight_share/run.sh (PRESET=$PRESET LAYERS=$LAYERS WORKERS=$WORKERS REQUESTS=$REQUESTS GEN=$GEN BATCH=$BATCH UPDATES=$UPDATES)" \
+  --commit "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
