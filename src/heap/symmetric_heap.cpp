@@ -158,7 +158,8 @@ Status SymmetricHeap::map_all(const HeapParams& p) {
   for (int pe = 0; pe < p.npes; ++pe) {
     int fd = fd_;
     if (pe != p.rank) {
-      std::string path = "/" + heap_object_name(p.job_id, p.instance, pe);
+      std::string path = "/";  // then +=: "/" + a temporary trips GCC 12's -Wrestrict (a false positive)
+      path += heap_object_name(p.job_id, p.instance, pe);
       // Peers create their objects concurrently: the heap-base agreement (a store
       // allgather) happens after every PE created its own, so it exists now.
       fd = shm_open(path.c_str(), O_RDWR | O_CLOEXEC, 0600);
