@@ -2,7 +2,7 @@
 # Installs the Debian packages symmem needs to build, test and benchmark.
 # Safe to run repeatedly; does nothing when everything is already present.
 set -euo pipefail
-pkgs=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
+pkgs=(cmake g++ clang ccache make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
       libucx-dev openmpi-bin libopenmpi-dev pybind11-dev python3-dev python3-numpy
       python3-pytest python3-matplotlib procps)
 missing=()
