@@ -345,8 +345,8 @@ int Runtime::n_pes() const { return impl_->npes_; }
 uint64_t Runtime::heap_size() const { return impl_->heap_size_; }
 void* Runtime::malloc(size_t n) { return impl_->collective_alloc("malloc", AllocOp::kMalloc, n, 64, nullptr); }
 void* Runtime::calloc(size_t c, size_t s) {
-  if (s && c > SIZE_MAX / s) impl_->fail(Errc::kInvalidArgument, "calloc", "%zu x %zu bytes overflows", c, s);
-  return impl_->collective_alloc("calloc", AllocOp::kCalloc, c * s, 64, nullptr);
+  // An overflowing c x s: nullptr like an exhausted heap (SIZE_MAX never fits).
+  return impl_->collective_alloc("calloc", AllocOp::kCalloc, s && c > SIZE_MAX / s ? SIZE_MAX : c * s, 64, nullptr);
 }
 void* Runtime::align(size_t a, size_t n) {
   if (a == 0 || (a & (a - 1)))
