@@ -424,6 +424,64 @@ TARGETS = [
 TARGET_FORM = {"bcast": "active-set"}
 
 
+# A collective must not get faster as its size grows: a misplaced algorithm threshold
+# shows as a time above that of the next larger size in the sweep. An inversion is flagged
+# when the smaller size's median exceeds the next one's by more than the noise: by more
+# than INVERSION_TOL, or than the spread of either row's runs (max - min over the median)
+# where that is larger.
+INVERSION_TOL = 0.10
+
+
+def spread(runs):
+    vs = sorted(runs)
+    if len(vs) < 2:
+        return 0.0
+    med = statistics.median(vs)
+    return (vs[-1] - vs[0]) / med if med > 0 else 0.0
+
+
+def inversions(val, by_round, benches):
+    """Rows (lib, config, npes, bench, size, time, next size, its time, tolerance) where a
+    time exceeds that of the next larger size. val: (lib, config, npes, bench, size) ->
+    (median, unit, status); by_round: the same key -> {round: value}; benches: the names
+    to check (time metrics)."""
+    series = defaultdict(list)
+    for (lib, config, npes, bench, size), (v, _, st) in val.items():
+        if bench in benches and lib != "limit" and v is not None and st == "ok" and size > 0:
+            series[(lib, config, npes, bench)].append(size)
+    out = []
+    for (lib, config, npes, bench), sizes in sorted(series.items()):
+        sizes.sort()
+        for a, b in zip(sizes, sizes[1:]):
+            ka, kb = (lib, config, npes, bench, a), (lib, config, npes, bench, b)
+            ta, tb = val[ka][0], val[kb][0]
+            tol = max(INVERSION_TOL, spread(by_round.get(ka, {}).values()), spread(by_round.get(kb, {}).values()))
+            if ta > tb * (1 + tol):
+                out.append((lib, config, npes, bench, a, ta, b, tb, tol))
+    return out
+
+
+def inversions_section(d):
+    names = {}
+    for bench, spec in SPECS.items():
+        if spec[0] == "coll" and spec[2] == "time":
+            names[bench] = bench
+            names[spec[3]] = bench  # MPI's name of it
+    rows = inversions(d.val, d.by_round, set(names))
+    text = ("A collective's time at a size above its time at the next larger size of the sweep, by "
+            f"more than the noise (more than {INVERSION_TOL:.0%}, or than the spread of either size's "
+            "runs where that is larger): the mark of an algorithm threshold in the wrong place. ")
+    if not rows:
+        return text + "None in this run.\n"
+    lines = [text + f"{len(rows)} in this run:\n",
+             "| library | configuration | PEs | benchmark | size | us | next size | us | ratio | tolerance |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for lib, config, npes, bench, a, ta, b, tb, tol in rows:
+        lines.append(f"| {lib} | {config} | {npes} | {names.get(bench, bench)} | {fmt_size(a)} | {fmt(ta)} | "
+                     f"{fmt_size(b)} | {fmt(tb)} | **{ta / tb:.2f}** | {tol:.0%} |")
+    return "\n".join(lines) + "\n"
+
+
 def targets_table(d):
     lines = ["| target | size (symmem's form when not the team API) | sym / best peer | sym / best peer, paired | sym / limit | met |",
              "|---|---|---|---|---|---|"]
@@ -695,6 +753,8 @@ def page(d, made):
              "the data read after the signal (the paired `__line2` row). \"incomplete\" = a peer "
              "or the limit has no value to compare with.\n")
     L.append(targets_table(d))
+    L.append("## Size inversions\n")
+    L.append(inversions_section(d))
     if made:
         L.append("## Plots\n")
         for name, what in made:

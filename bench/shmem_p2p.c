@@ -284,10 +284,12 @@ static double add_rate(size_t size, long iters, uint64_t seed) {
 }
 #endif
 
+#if !BENCH_HAVE_ATOMIC_FETCH_ADD || !BENCH_HAVE_ATOMIC_COMPARE_SWAP || !BENCH_HAVE_ATOMIC_ADD
 static inline void skipped(const char *name, const char *routine) {
   if (me == 0 && bench_selected(&O, name))
     printf("# skipped %s: the library does not declare %s\n", name, routine);
 }
+#endif
 
 int main(int argc, char **argv) {
   bench_start(&argc, &argv, "shmem_p2p", kBenchPairs);

@@ -2,10 +2,10 @@
 # Installs the Debian packages symmem needs to build, test and benchmark.
 # Safe to run repeatedly; does nothing when everything is already present.
 set -euo pipefail
-pkgs=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
+pkgs=(cmake g++ clang ccache make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
       libucx-dev ucx-utils openmpi-bin libopenmpi-dev pybind11-dev python3-dev python3-numpy
       python3-pytest python3-matplotlib python3-torch python3-mpi4py procps libopenblas-dev iproute2)
-pkgs+=(clang libclang-rt-14-dev ccache)  # scripts/sanitize.sh: libFuzzer; ccache for its builds
+pkgs+=(libclang-rt-14-dev)  # scripts/sanitize.sh: libFuzzer
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,18 +1,60 @@
 #!/usr/bin/env bash
-# Builds symmem and runs the whole test suite; fails if anything of ours is left in
-# /dev/shm or any symmem-run process survives.
+# CI (.ci/run): builds symmem with gcc and clang, each in the default build type
+# (RelWithDebInfo) and in Release, every target with warnings as errors, each in its own
+# build directory, and runs the whole test suite on two of the four:
+#   build                  gcc   RelWithDebInfo   the whole suite (the developer build)
+#   build-clang-release    clang Release          the suite less the UCX, Python, liveness,
+#                                                 benchmark and example tests (the gcc suite
+#                                                 runs those; they add minutes, not coverage
+#                                                 of what the compiler changes)
+#   build-gcc-release      gcc   Release          builds only
+#   build-clang            clang RelWithDebInfo   builds only
+# then scripts/sanitize.sh: ASan+UBSan and TSan subsets, the fuzzers (docs/sanitizers.md).
+# A suite fails if anything of ours is left in /dev/shm or a symmem-run process survives.
+# The time of each stage is printed at the end. `scripts/test.sh --one` does the first
+# line only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh
-before=$(ls /dev/shm | grep '^symmem-' | sort || true)
+stages=()
+finish() {
+  local rc=$?
+  echo "test.sh: stage times (s):"
+  local s
+  for s in "${stages[@]}"; do echo "  $s"; done
+  exit $rc
+}
+trap finish EXIT
+stage() {  # stage NAME COMMAND...: runs it, records its wall time
+  local name=$1 t0=$SECONDS rc=0
+  shift
+  echo "test.sh: == $name"
+  "$@" || rc=$?
+  stages+=("$(printf '%-34s %5d%s' "$name" $((SECONDS - t0)) "$([ $rc -eq 0 ] || echo "  FAILED ($rc)")")")
+  return $rc
+}
+suite() {  # suite DIR [CTEST ARGS...]: the CTest suite, then nothing of ours left behind
+  local dir=$1 before left rc=0
+  shift
+  before=$(ls /dev/shm | grep '^symmem-' | sort || true)
+  (cd "$dir" && ctest --output-on-failure -j2 --timeout 600 "$@") || rc=$?
+  left=$(comm -13 <(echo "$before") <(ls /dev/shm | grep '^symmem-' | sort || true) | grep . || true)
+  if [ -n "$left" ]; then
+    echo "test.sh: shared-memory objects left in /dev/shm:"; echo "$left"; rc=1
+  fi
+  if pgrep -x symmem-run >/dev/null; then
+    echo "test.sh: stray symmem-run processes:"; pgrep -ax symmem-run; rc=1
+  fi
+  return $rc
+}
+
 rc=0
-(cd build && ctest --output-on-failure -j2 --timeout 600) || rc=$?
-bash scripts/sanitize.sh || rc=1  # ASan+UBSan / TSan subsets and the fuzzers (docs/sanitizers.md)
-left=$(comm -13 <(echo "$before") <(ls /dev/shm | grep '^symmem-' | sort || true) | grep . || true)
-if [ -n "$left" ]; then
-  echo "test.sh: shared-memory objects left in /dev/shm:"; echo "$left"; rc=1
-fi
-if pgrep -x symmem-run >/dev/null; then
-  echo "test.sh: stray symmem-run processes:"; pgrep -ax symmem-run; rc=1
+stage "build gcc RelWithDebInfo" bash scripts/build.sh build RelWithDebInfo
+stage "tests gcc RelWithDebInfo" suite build || rc=1
+if [ "${1:-}" != "--one" ]; then
+  stage "build clang Release" bash scripts/build.sh build-clang-release Release clang clang++
+  stage "tests clang Release" suite build-clang-release -LE 'ucx|python|bench|live' -E '^example\.' || rc=1
+  stage "build gcc Release (build only)" bash scripts/build.sh build-gcc-release Release gcc g++
+  stage "build clang RelWithDebInfo (build only)" bash scripts/build.sh build-clang RelWithDebInfo clang clang++
+  stage "sanitizers and fuzzers" bash scripts/sanitize.sh || rc=1
 fi
 exit $rc

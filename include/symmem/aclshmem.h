@@ -81,7 +81,7 @@ enum {
 };
 
 /* ---- attributes and unique id (same sizes and field order as aclshmem's) ---- */
-typedef struct {
+typedef struct aclshmem_init_optional_attr_t { /* tagged: C++ default member initializers */
   int version;
   data_op_engine_type_t data_op_engine_type;
   uint32_t shm_init_timeout;          /* seconds */
@@ -94,7 +94,7 @@ typedef struct {
 #endif
 } aclshmem_init_optional_attr_t;
 
-typedef struct {
+typedef struct aclshmemx_init_attr_t {
   int my_pe;
   int n_pes;
   char ip_port[ACLSHMEM_MAX_IP_PORT_LEN];

@@ -295,7 +295,7 @@ SHMEM_P2P_SYNC_TYPES(SYMMEM_DECL_SYNC)
                                                const T* cmp_values);                                           \
   SHMEM_API size_t shmem_##N##_test_some_vector(T* ivars, size_t nelems, size_t* indices, const int* status,   \
                                                 int cmp, const T* cmp_values);
-SHMEM_AMO_STD_TYPES(SYMMEM_DECL_SYNC_SET)
+SHMEM_P2P_SYNC_SET_TYPES(SYMMEM_DECL_SYNC_SET)
 #undef SYMMEM_DECL_SYNC_SET
 
 /* Deprecated: wait while *ivar == cmp_value. */
@@ -407,7 +407,39 @@ SHMEM_AMO_EXT_GENERIC_TYPES(SYMMEM_CXX_AMO_EXT)
   inline void shmem_atomic_fetch_add_nbi(T* f, T* d, T v, int pe) { shmem_##N##_atomic_fetch_add_nbi(f, d, v, pe); } \
   inline void shmem_atomic_fetch_add_nbi(shmem_ctx_t c, T* f, T* d, T v, int pe) {                                \
     shmem_ctx_##N##_atomic_fetch_add_nbi(c, f, d, v, pe);                                                         \
-  }                                                                                                               \
+  }
+SHMEM_AMO_STD_GENERIC_TYPES(SYMMEM_CXX_AMO_STD)
+#undef SYMMEM_CXX_AMO_STD
+
+#define SYMMEM_CXX_AMO_BIT_OP(T, N, OP)                                                                        \
+  inline void shmem_atomic_##OP(T* d, T v, int pe) { shmem_##N##_atomic_##OP(d, v, pe); }                      \
+  inline void shmem_atomic_##OP(shmem_ctx_t c, T* d, T v, int pe) { shmem_ctx_##N##_atomic_##OP(c, d, v, pe); } \
+  inline T shmem_atomic_fetch_##OP(T* d, T v, int pe) { return shmem_##N##_atomic_fetch_##OP(d, v, pe); }      \
+  inline T shmem_atomic_fetch_##OP(shmem_ctx_t c, T* d, T v, int pe) {                                         \
+    return shmem_ctx_##N##_atomic_fetch_##OP(c, d, v, pe);                                                     \
+  }                                                                                                            \
+  inline void shmem_atomic_fetch_##OP##_nbi(T* f, T* d, T v, int pe) {                                         \
+    shmem_##N##_atomic_fetch_##OP##_nbi(f, d, v, pe);                                                          \
+  }                                                                                                            \
+  inline void shmem_atomic_fetch_##OP##_nbi(shmem_ctx_t c, T* f, T* d, T v, int pe) {                          \
+    shmem_ctx_##N##_atomic_fetch_##OP##_nbi(c, f, d, v, pe);                                                   \
+  }
+#define SYMMEM_CXX_AMO_BIT(T, N) \
+  SYMMEM_CXX_AMO_BIT_OP(T, N, and) SYMMEM_CXX_AMO_BIT_OP(T, N, or) SYMMEM_CXX_AMO_BIT_OP(T, N, xor)
+SHMEM_AMO_BITWISE_GENERIC_TYPES(SYMMEM_CXX_AMO_BIT)
+#undef SYMMEM_CXX_AMO_BIT
+#undef SYMMEM_CXX_AMO_BIT_OP
+
+#define SYMMEM_CXX_SYNC(T, N)                                                                              \
+  inline void shmem_wait_until(T* v, int cmp, T x) { shmem_##N##_wait_until(v, cmp, x); }                   \
+  inline int shmem_test(T* v, int cmp, T x) { return shmem_##N##_test(v, cmp, x); }                        \
+  inline void shmem_wait_until(volatile T* v, int cmp, T x) { shmem_##N##_wait_until(const_cast<T*>(v), cmp, x); } \
+  inline int shmem_test(volatile T* v, int cmp, T x) { return shmem_##N##_test(const_cast<T*>(v), cmp, x); }
+SHMEM_P2P_SYNC_GENERIC_TYPES(SYMMEM_CXX_SYNC)
+#undef SYMMEM_CXX_SYNC
+
+/* The multi-variable waits and tests (short / unsigned short too: an extension). */
+#define SYMMEM_CXX_SYNC_SET(T, N)                                                                               \
   inline void shmem_wait_until_all(T* v, size_t n, const int* st, int cmp, T x) {                                 \
     shmem_##N##_wait_until_all(v, n, st, cmp, x);                                                                 \
   }                                                                                                               \
@@ -444,35 +476,8 @@ SHMEM_AMO_EXT_GENERIC_TYPES(SYMMEM_CXX_AMO_EXT)
   inline size_t shmem_test_some_vector(T* v, size_t n, size_t* ix, const int* st, int cmp, const T* x) {          \
     return shmem_##N##_test_some_vector(v, n, ix, st, cmp, x);                                                    \
   }
-SHMEM_AMO_STD_GENERIC_TYPES(SYMMEM_CXX_AMO_STD)
-#undef SYMMEM_CXX_AMO_STD
-
-#define SYMMEM_CXX_AMO_BIT_OP(T, N, OP)                                                                        \
-  inline void shmem_atomic_##OP(T* d, T v, int pe) { shmem_##N##_atomic_##OP(d, v, pe); }                      \
-  inline void shmem_atomic_##OP(shmem_ctx_t c, T* d, T v, int pe) { shmem_ctx_##N##_atomic_##OP(c, d, v, pe); } \
-  inline T shmem_atomic_fetch_##OP(T* d, T v, int pe) { return shmem_##N##_atomic_fetch_##OP(d, v, pe); }      \
-  inline T shmem_atomic_fetch_##OP(shmem_ctx_t c, T* d, T v, int pe) {                                         \
-    return shmem_ctx_##N##_atomic_fetch_##OP(c, d, v, pe);                                                     \
-  }                                                                                                            \
-  inline void shmem_atomic_fetch_##OP##_nbi(T* f, T* d, T v, int pe) {                                         \
-    shmem_##N##_atomic_fetch_##OP##_nbi(f, d, v, pe);                                                          \
-  }                                                                                                            \
-  inline void shmem_atomic_fetch_##OP##_nbi(shmem_ctx_t c, T* f, T* d, T v, int pe) {                          \
-    shmem_ctx_##N##_atomic_fetch_##OP##_nbi(c, f, d, v, pe);                                                   \
-  }
-#define SYMMEM_CXX_AMO_BIT(T, N) \
-  SYMMEM_CXX_AMO_BIT_OP(T, N, and) SYMMEM_CXX_AMO_BIT_OP(T, N, or) SYMMEM_CXX_AMO_BIT_OP(T, N, xor)
-SHMEM_AMO_BITWISE_GENERIC_TYPES(SYMMEM_CXX_AMO_BIT)
-#undef SYMMEM_CXX_AMO_BIT
-#undef SYMMEM_CXX_AMO_BIT_OP
-
-#define SYMMEM_CXX_SYNC(T, N)                                                                              \
-  inline void shmem_wait_until(T* v, int cmp, T x) { shmem_##N##_wait_until(v, cmp, x); }                   \
-  inline int shmem_test(T* v, int cmp, T x) { return shmem_##N##_test(v, cmp, x); }                        \
-  inline void shmem_wait_until(volatile T* v, int cmp, T x) { shmem_##N##_wait_until(const_cast<T*>(v), cmp, x); } \
-  inline int shmem_test(volatile T* v, int cmp, T x) { return shmem_##N##_test(const_cast<T*>(v), cmp, x); }
-SHMEM_P2P_SYNC_GENERIC_TYPES(SYMMEM_CXX_SYNC)
-#undef SYMMEM_CXX_SYNC
+SHMEM_P2P_SYNC_SET_GENERIC_TYPES(SYMMEM_CXX_SYNC_SET)
+#undef SYMMEM_CXX_SYNC_SET
 
 /* The set forms on volatile ivars: the same calls. */
 #define SYMMEM_CXX_SYNC_SET_VOL(T, N)                                                                              \
@@ -513,7 +518,7 @@ SHMEM_P2P_SYNC_GENERIC_TYPES(SYMMEM_CXX_SYNC)
   inline size_t shmem_test_some_vector(volatile T* v, size_t n, size_t* ix, const int* st, int cmp, const T* x) { \
     return shmem_##N##_test_some_vector(const_cast<T*>(v), n, ix, st, cmp, x);                                  \
   }
-SHMEM_AMO_STD_GENERIC_TYPES(SYMMEM_CXX_SYNC_SET_VOL)
+SHMEM_P2P_SYNC_SET_GENERIC_TYPES(SYMMEM_CXX_SYNC_SET_VOL)
 #undef SYMMEM_CXX_SYNC_SET_VOL
 
 #define SYMMEM_CXX_IB(T, N)                                                                                        \
@@ -760,7 +765,7 @@ SHMEM_P2P_SYNC_GENERIC_TYPES(SYMMEM_C11_VOL_SYNC)
                                                          int cmp, const T* x) {                                   \
     return shmem_##N##_test_some_vector(SYMMEM_VOL_(T) v, n, ix, st, cmp, x);                                    \
   }
-SHMEM_AMO_STD_GENERIC_TYPES(SYMMEM_C11_VOL_SET)
+SHMEM_P2P_SYNC_SET_GENERIC_TYPES(SYMMEM_C11_VOL_SET)
 #undef SYMMEM_C11_VOL_SET
 /* SYMMEM_SELV_(T, N, F): T* selects shmem_N_F, volatile T* its shim. */
 #define SYMMEM_SELV_(T, N, F) , T*: shmem_##N##_##F, volatile T*: symmem_vol_##N##_##F
@@ -780,18 +785,18 @@ SHMEM_AMO_STD_GENERIC_TYPES(SYMMEM_C11_VOL_SET)
 #define SYMMEM_S_TSOMEV(T, N) SYMMEM_SELV_(T, N, test_some_vector)
 #define shmem_wait_until(...) SYMMEM_GENERIC_(SHMEM_P2P_SYNC_GENERIC_TYPES, SYMMEM_S_WU, __VA_ARGS__)
 #define shmem_test(...) SYMMEM_GENERIC_(SHMEM_P2P_SYNC_GENERIC_TYPES, SYMMEM_S_TEST, __VA_ARGS__)
-#define shmem_wait_until_all(...) SYMMEM_GENERIC_(SYMMEM_STD_, SYMMEM_S_WUALL, __VA_ARGS__)
-#define shmem_wait_until_any(...) SYMMEM_GENERIC_(SYMMEM_STD_, SYMMEM_S_WUANY, __VA_ARGS__)
-#define shmem_wait_until_some(...) SYMMEM_GENERIC_(SYMMEM_STD_, SYMMEM_S_WUSOME, __VA_ARGS__)
-#define shmem_wait_until_all_vector(...) SYMMEM_GENERIC_(SYMMEM_STD_, SYMMEM_S_WUALLV, __VA_ARGS__)
-#define shmem_wait_until_any_vector(...) SYMMEM_GENERIC_(SYMMEM_STD_, SYMMEM_S_WUANYV, __VA_ARGS__)
-#define shmem_wait_until_some_vector(...) SYMMEM_GENERIC_(SYMMEM_STD_, SYMMEM_S_WUSOMEV, __VA_ARGS__)
-#define shmem_test_all(...) SYMMEM_GENERIC_(SYMMEM_STD_, SYMMEM_S_TALL, __VA_ARGS__)
-#define shmem_test_any(...) SYMMEM_GENERIC_(SYMMEM_STD_, SYMMEM_S_TANY, __VA_ARGS__)
-#define shmem_test_some(...) SYMMEM_GENERIC_(SYMMEM_STD_, SYMMEM_S_TSOME, __VA_ARGS__)
-#define shmem_test_all_vector(...) SYMMEM_GENERIC_(SYMMEM_STD_, SYMMEM_S_TALLV, __VA_ARGS__)
-#define shmem_test_any_vector(...) SYMMEM_GENERIC_(SYMMEM_STD_, SYMMEM_S_TANYV, __VA_ARGS__)
-#define shmem_test_some_vector(...) SYMMEM_GENERIC_(SYMMEM_STD_, SYMMEM_S_TSOMEV, __VA_ARGS__)
+#define shmem_wait_until_all(...) SYMMEM_GENERIC_(SHMEM_P2P_SYNC_SET_GENERIC_TYPES, SYMMEM_S_WUALL, __VA_ARGS__)
+#define shmem_wait_until_any(...) SYMMEM_GENERIC_(SHMEM_P2P_SYNC_SET_GENERIC_TYPES, SYMMEM_S_WUANY, __VA_ARGS__)
+#define shmem_wait_until_some(...) SYMMEM_GENERIC_(SHMEM_P2P_SYNC_SET_GENERIC_TYPES, SYMMEM_S_WUSOME, __VA_ARGS__)
+#define shmem_wait_until_all_vector(...) SYMMEM_GENERIC_(SHMEM_P2P_SYNC_SET_GENERIC_TYPES, SYMMEM_S_WUALLV, __VA_ARGS__)
+#define shmem_wait_until_any_vector(...) SYMMEM_GENERIC_(SHMEM_P2P_SYNC_SET_GENERIC_TYPES, SYMMEM_S_WUANYV, __VA_ARGS__)
+#define shmem_wait_until_some_vector(...) SYMMEM_GENERIC_(SHMEM_P2P_SYNC_SET_GENERIC_TYPES, SYMMEM_S_WUSOMEV, __VA_ARGS__)
+#define shmem_test_all(...) SYMMEM_GENERIC_(SHMEM_P2P_SYNC_SET_GENERIC_TYPES, SYMMEM_S_TALL, __VA_ARGS__)
+#define shmem_test_any(...) SYMMEM_GENERIC_(SHMEM_P2P_SYNC_SET_GENERIC_TYPES, SYMMEM_S_TANY, __VA_ARGS__)
+#define shmem_test_some(...) SYMMEM_GENERIC_(SHMEM_P2P_SYNC_SET_GENERIC_TYPES, SYMMEM_S_TSOME, __VA_ARGS__)
+#define shmem_test_all_vector(...) SYMMEM_GENERIC_(SHMEM_P2P_SYNC_SET_GENERIC_TYPES, SYMMEM_S_TALLV, __VA_ARGS__)
+#define shmem_test_any_vector(...) SYMMEM_GENERIC_(SHMEM_P2P_SYNC_SET_GENERIC_TYPES, SYMMEM_S_TANYV, __VA_ARGS__)
+#define shmem_test_some_vector(...) SYMMEM_GENERIC_(SHMEM_P2P_SYNC_SET_GENERIC_TYPES, SYMMEM_S_TSOMEV, __VA_ARGS__)
 
 #endif /* C11 */
 

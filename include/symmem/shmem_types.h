@@ -108,6 +108,12 @@
  * types and the deprecated short / unsigned short. */
 #define SHMEM_P2P_SYNC_TYPES(X) X(short, short) X(unsigned short, ushort) SHMEM_AMO_STD_TYPES(X)
 
+/* The multi-variable waits and tests (shmem_TYPENAME_wait_until_all / _any / _some, their
+ * _vector forms and the test_ ones). The standard lists only the AMO types (Table 6)
+ * there; short and unsigned short are an extension, as in Sandia OpenSHMEM, so that
+ * programs that wait on arrays of them compile unchanged. */
+#define SHMEM_P2P_SYNC_SET_TYPES(X) SHMEM_P2P_SYNC_TYPES(X)
+
 /* The deprecated pre-1.4 typed atomics (shmem_long_finc, shmem_int_cswap, ...) exist for
  * int, long and long long; fetch / set / swap also for float and double. The deprecated
  * shmem_TYPENAME_wait exists for short, int, long and long long. */
@@ -126,5 +132,6 @@
   X(unsigned int, uint) X(unsigned long, ulong) X(unsigned long long, ulonglong)     \
   X(int32_t, int32) X(int64_t, int64)
 #define SHMEM_P2P_SYNC_GENERIC_TYPES(X) X(short, short) X(unsigned short, ushort) SHMEM_AMO_STD_GENERIC_TYPES(X)
+#define SHMEM_P2P_SYNC_SET_GENERIC_TYPES(X) SHMEM_P2P_SYNC_GENERIC_TYPES(X)
 
 #endif

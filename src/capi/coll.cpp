@@ -78,8 +78,7 @@ int team_broadcast(const char* call, shmem_team_t team, void* d, const void* s, 
 int team_collect(const char* call, shmem_team_t team, void* d, const void* s, size_t bytes) {
   return on_team(call, team, [&](Impl* r, coll::Group& g) {
     check_sym(r, call, s, bytes);
-    check_sym(r, call, d, 1);
-    coll::collect(g, d, s, bytes);
+    coll::collect(g, d, s, bytes, call);  // checks d once every member's size is known
   });
 }
 int team_fcollect(const char* call, shmem_team_t team, void* d, const void* s, size_t bytes) {
@@ -146,8 +145,7 @@ void as_collect(const char* call, void* d, const void* s, size_t bytes, int star
       check_sym(r, call, d, bytes * size_t(size));
       coll::fcollect(g, d, s, bytes);
     } else {
-      check_sym(r, call, d, 1);
-      coll::collect(g, d, s, bytes);
+      coll::collect(g, d, s, bytes, call);  // checks d once every member's size is known
     }
   });
 }

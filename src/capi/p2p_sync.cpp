@@ -183,7 +183,7 @@ SHMEM_P2P_SYNC_TYPES(SYMMEM_DEF_SYNC)
             test_any(r, call, v, n, st, cmp, Each<T>{x}))                                                            \
   SYMMEM_FN(size_t, shmem_##N##_test_some_vector, (T * v, size_t n, size_t * ix, const int* st, int cmp, const T* x),           \
             test_some(r, call, v, n, ix, st, cmp, Each<T>{x}))
-SHMEM_AMO_STD_TYPES(SYMMEM_DEF_SYNC_SET)
+SHMEM_P2P_SYNC_SET_TYPES(SYMMEM_DEF_SYNC_SET)
 #undef SYMMEM_DEF_SYNC_SET
 
 SYMMEM_FN(void, shmem_wait, (long* v, long x), (void)wait_until(r, call, v, SHMEM_CMP_NE, x))

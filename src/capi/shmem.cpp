@@ -60,9 +60,11 @@ void* shmem_malloc(size_t size) {
 }
 void* shmem_calloc(size_t count, size_t size) {
   auto* r = rt("shmem_calloc");
-  if (size && count > SIZE_MAX / size)
-    r->fail(symmem::Errc::kInvalidArgument, "shmem_calloc", "%zu x %zu bytes overflows", count, size);
-  return r->collective_alloc("shmem_calloc", symmem::AllocOp::kCalloc, count * size, 64, nullptr);
+  // An overflowing count x size is more than any heap holds: NULL on every PE with the
+  // heap-exhausted warning, as C's calloc (SIZE_MAX never fits; the PEs still meet, so a
+  // PE that asked for something else is reported as for any other size).
+  const size_t bytes = size && count > SIZE_MAX / size ? SIZE_MAX : count * size;
+  return r->collective_alloc("shmem_calloc", symmem::AllocOp::kCalloc, bytes, 64, nullptr);
 }
 void* shmem_align(size_t alignment, size_t size) {
   auto* r = rt("shmem_align");

@@ -1,5 +1,6 @@
 // OpenSHMEM team calls over the default instance's team registry.
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 
@@ -18,17 +19,22 @@ int config_contexts(const shmem_team_config_t* config, long mask) {
   return (mask & SHMEM_TEAM_NUM_CONTEXTS) && config ? config->num_contexts : 0;
 }
 
-// Logged once per failing call, by the parent's PE 0 (every parent member gets the same
-// verdict from the same arguments).
+// Why a split returned nonzero, said by the parent's PE 0 (every parent member gets the
+// same verdict from the same arguments). The call did what the standard asks (nonzero,
+// SHMEM_TEAM_INVALID), so it is no error of the library: a warning the first time in the
+// process, debug after that (test suites make such calls on purpose, and often).
 void report(TeamState* parent, const char* call, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 void report(TeamState* parent, const char* call, const char* fmt, ...) {
   if (parent->me != 0) return;
+  static std::atomic<bool> said{false};
+  const symmem::LogLevel level = said.exchange(true) ? symmem::LogLevel::kDebug : symmem::LogLevel::kWarn;
+  if (!symmem::log_enabled(level)) return;
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
   std::vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
-  symmem::log_pe(symmem::LogLevel::kError, parent->rt->rank_, "%s: %s", call, msg);
+  symmem::log_pe(level, parent->rt->rank_, "%s: %s", call, msg);
 }
 
 }  // namespace

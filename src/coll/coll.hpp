@@ -117,7 +117,10 @@ class PsyncGroup final : public Group {
 // root_gets: the root's dest receives the data too (team form; the active-set form leaves it).
 void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets);
 void fcollect(Group& g, void* dest, const void* src, size_t bytes);
-void collect(Group& g, void* dest, const void* src, size_t bytes);
+// collect: `dest` is checked (as `call`'s, for the sum of every member's bytes) only once
+// the sizes are known, so a call where every member contributes nothing is a no-op that
+// may pass NULL buffers, like every other zero-length collective.
+void collect(Group& g, void* dest, const void* src, size_t bytes, const char* call = "collect");
 void alltoall(Group& g, void* dest, const void* src, size_t block_bytes);
 // Element k of block j: source + (j*nelems + k)*sst elements -> dest + (i*nelems + k)*dst on j.
 void alltoalls(Group& g, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es);

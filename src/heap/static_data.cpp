@@ -283,7 +283,8 @@ Status StaticData::map_peers(char* copies, Store* store, const std::vector<uint8
   for (int pe = 0; pe < p.npes; ++pe) {
     if (pe != p.rank && !map_pe.empty() && !map_pe[size_t(pe)]) continue;  // another node's
     int fd = fd_;
-    std::string path = "/" + static_object_name(p.job_id, p.instance, pe);
+    std::string path = "/";  // then +=: "/" + a temporary trips GCC 12's -Wrestrict (a false positive)
+    path += static_object_name(p.job_id, p.instance, pe);
     if (pe != p.rank) {
       fd = shm_open(path.c_str(), O_RDWR | O_CLOEXEC, 0600);  // created before attach's allgather
       if (fd < 0) return errno_status(Errc::kIo, "shm_open(" + path + ") of PE " + std::to_string(pe), errno);

@@ -368,22 +368,29 @@ void Runtime::Impl::bad_pe(const char* call, int pe) {
 }
 
 void Runtime::Impl::bad_range(const char* call, const void* addr, size_t n, int pe) {
+  // The message is formatted here and fail() gets it whole: clang 14 merged the tails of
+  // fail() calls with stack-passed varargs into code whose unwind info was wrong for one
+  // of them, so the exception thrown in kThrow mode could not be unwound (SIGSEGV in
+  // _Unwind_RaiseException, mp.static_data under clang).
+  char msg[512];
   uintptr_t a = reinterpret_cast<uintptr_t>(addr);
   if (a - my_heap_ < heap_size_)
-    fail(Errc::kInvalidArgument, call, "%zu bytes at %p (target PE %d) run past the end of the symmetric heap "
-         "(%" PRIu64 " bytes left)", n, addr, pe, heap_size_ - (a - my_heap_));
-  if (static_size_ && a - static_start_ < static_size_)
-    fail(Errc::kInvalidArgument, call, "%zu bytes at %p (target PE %d) run past the end of the program's static "
-         "data (%" PRIu64 " bytes left)", n, addr, pe, static_size_ - (a - static_start_));
-  if (!static_size_)
-    fail(Errc::kInvalidArgument, call, "address %p (target PE %d, %zu bytes) is not in the symmetric heap [%p, %p) "
-         "(global variables are not symmetric in this runtime: SYMMEM_STATIC_DATA=0, or another runtime of this "
-         "process owns them)", addr, pe, n, reinterpret_cast<void*>(my_heap_),
-         reinterpret_cast<void*>(my_heap_ + heap_size_));
-  fail(Errc::kInvalidArgument, call, "address %p (target PE %d, %zu bytes) is not in the symmetric heap "
-       "[%p, %p) nor in the program's global variables [%p, %p)", addr, pe, n, reinterpret_cast<void*>(my_heap_),
-       reinterpret_cast<void*>(my_heap_ + heap_size_), reinterpret_cast<void*>(static_start_),
-       reinterpret_cast<void*>(static_start_ + static_size_));
+    std::snprintf(msg, sizeof(msg), "%zu bytes at %p (target PE %d) run past the end of the symmetric heap "
+                  "(%" PRIu64 " bytes left)", n, addr, pe, heap_size_ - (a - my_heap_));
+  else if (static_size_ && a - static_start_ < static_size_)
+    std::snprintf(msg, sizeof(msg), "%zu bytes at %p (target PE %d) run past the end of the program's static "
+                  "data (%" PRIu64 " bytes left)", n, addr, pe, static_size_ - (a - static_start_));
+  else if (!static_size_)
+    std::snprintf(msg, sizeof(msg), "address %p (target PE %d, %zu bytes) is not in the symmetric heap [%p, %p) "
+                  "(global variables are not symmetric in this runtime: SYMMEM_STATIC_DATA=0, or another runtime "
+                  "of this process owns them)", addr, pe, n, reinterpret_cast<void*>(my_heap_),
+                  reinterpret_cast<void*>(my_heap_ + heap_size_));
+  else
+    std::snprintf(msg, sizeof(msg), "address %p (target PE %d, %zu bytes) is not in the symmetric heap "
+                  "[%p, %p) nor in the program's global variables [%p, %p)", addr, pe, n,
+                  reinterpret_cast<void*>(my_heap_), reinterpret_cast<void*>(my_heap_ + heap_size_),
+                  reinterpret_cast<void*>(static_start_), reinterpret_cast<void*>(static_start_ + static_size_));
+  fail(Errc::kInvalidArgument, call, "%s", msg);
 }
 
 void Runtime::Impl::fail(Errc code, const char* call, const char* fmt, ...) {
@@ -452,8 +459,8 @@ Runtime::HeapStats Runtime::heap_stats() const {
 void Runtime::set_wait_check(std::function<void()> check) { impl_->wait_check_ = std::move(check); }
 void* Runtime::malloc(size_t n) { return impl_->collective_alloc("malloc", AllocOp::kMalloc, n, 64, nullptr); }
 void* Runtime::calloc(size_t c, size_t s) {
-  if (s && c > SIZE_MAX / s) impl_->fail(Errc::kInvalidArgument, "calloc", "%zu x %zu bytes overflows", c, s);
-  return impl_->collective_alloc("calloc", AllocOp::kCalloc, c * s, 64, nullptr);
+  // An overflowing c x s: nullptr like an exhausted heap (SIZE_MAX never fits).
+  return impl_->collective_alloc("calloc", AllocOp::kCalloc, s && c > SIZE_MAX / s ? SIZE_MAX : c * s, 64, nullptr);
 }
 void* Runtime::align(size_t a, size_t n) {
   if (a == 0 || (a & (a - 1)))

@@ -2,6 +2,7 @@
 #include "team/team.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -153,8 +154,10 @@ int TeamRegistry::split(TeamState* parent, int start, int stride, int size, bool
   }
   if (first_failed >= 0) {
     if (member && slot >= 0) used_ &= ~(1ull << slot);  // nobody has used it yet
+    // The call returns nonzero as the standard asks: a warning once per process, then debug.
+    static std::atomic<bool> said{false};
     if (first_failed == parent->me)
-      log_pe(LogLevel::kError, rt_->rank_,
+      log_pe(said.exchange(true) ? LogLevel::kDebug : LogLevel::kWarn, rt_->rank_,
              "%s: too many teams: no team slot is free on every member of the new team (%d in use on this PE, "
              "at most %d); destroy unused teams or raise SYMMEM_METADATA_SIZE",
              call, live_teams(), max_slots_);

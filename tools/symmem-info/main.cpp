@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   auto cfg = symmem::Config::from_env();
-  std::printf("symmem %s (OpenSHMEM %d.%d)\n", SHMEM_VENDOR_STRING + 7, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
+  std::printf("%s (OpenSHMEM %d.%d)\n", SHMEM_VENDOR_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
   std::printf("transports: shm (on-node load/store into mapped peer heaps), ucx (PEs of other nodes: %s)\n",
               symmem::UcxTransport::describe().c_str());
   std::printf("launcher variables: SYMMEM_RANK SYMMEM_NPES SYMMEM_STORE SYMMEM_STORE_MAGIC SYMMEM_STORE_SECRET "
