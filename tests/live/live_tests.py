@@ -291,6 +291,29 @@ def test_hand_torchrun_env():
         hand_case(mode, env_for, "torchrun's environment")
 
 
+def test_torchrun():
+    """A real torchrun (Debian's torch): its agent ends the others too once it sees a
+    worker fail, but symmem's PEs name the failed PE first. torchrun execs Python, so a
+    two-line shim execs the PE program (its --no_python option fails in Debian's build)."""
+    if subprocess.run([sys.executable, "-c", "import torch.distributed.run"], capture_output=True).returncode:
+        raise Skip("no torch.distributed.run")
+    with tempfile.TemporaryDirectory(prefix="symmem-live-torchrun-") as tmp:
+        shim = os.path.join(tmp, "exec_pe.py")
+        with open(shim, "w") as f:
+            f.write("import os, sys\nos.execv(sys.argv[1], sys.argv[1:])\n")
+        env = base_env(SYMMEM_STORE_SECRET=secrets.token_hex(32))
+        for mode in ("ok", "badarg", "kill", "global_exit"):
+            logs = tempfile.mkdtemp(dir=tmp)
+            # --redirects 1 --tee 1: Debian's torch 1.13 under Python 3.11 cannot parse the
+            # default "0"; stdout is teed, stderr inherited, so both reach this driver.
+            cmd = lambda args: [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(NPES),
+                                "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
+                                "--monitor_interval", "1", "--redirects", "1", "--tee", "1", "--log_dir", logs,
+                                shim, ARGS.pe] + args
+            # torchrun ends with 1 whatever its workers' codes (it lists them).
+            launched_case("torchrun", cmd, env, mode, 0 if mode == "ok" else 1)
+
+
 # ---------------------------------------------------------------------------- mpirun
 
 def mpirun(mode, rc_want, names=None):
