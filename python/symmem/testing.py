@@ -67,6 +67,10 @@ def run(fn, n=2, timeout=60, env=None):
     codes = [p.returncode for p in procs]
     if timed_out or any(codes):
         first = first_failed if first_failed is not None else next((i for i, c in enumerate(codes) if c), None)
+        # A PE that the liveness channel ended names another as the cause: report that one.
+        ended = [i for i in range(n) if b"ending this PE: the job is failing:" in outs[i]]
+        if first in ended:
+            first = next((i for i, c in enumerate(codes) if c and i not in ended), first)
         lines = ["symmem job of %d PEs failed: %s" % (n, "timed out after %s s" % timeout if timed_out
                                                      else "PE %d exited with %d" % (first, codes[first]))]
         for pe in range(n):

@@ -23,12 +23,14 @@ link=$("$bin/oshcc" --showme:link)
 case $("$bin/oshcc" --showme -c x.c) in *"-I$work/prefix/include -c x.c") ;; *) fail "oshcc --showme -c: $("$bin/oshcc" --showme -c x.c)" ;; esac
 [ "$(SYMMEM_CC=my-cc "$bin/oshcc" --showme:command)" = my-cc ] || fail "SYMMEM_CC is not honoured"
 [ "$(OSHMEM_CXX=my-c++ "$bin/oshc++" --showme:command)" = my-c++ ] || fail "OSHMEM_CXX is not honoured"
-"$bin/oshcc" --showme:help | grep -q -- "--showme:link" || fail "oshcc --showme:help"
+grep -q -- "--showme:link" <<<"$("$bin/oshcc" --showme:help)" || fail "oshcc --showme:help"
 "$bin/oshcc" -std=c11 -Wall -Werror "$src/hello.c" -o "$work/hello_osh"
 "$bin/oshcc" -c "$src/hello.c" -o "$work/hello.o" && "$bin/oshcc" "$work/hello.o" -o "$work/hello_osh2"
 "$bin/oshc++" -Wall -Werror "$src/hello.cpp" -o "$work/hello_cxx"
 # the run path: no LD_LIBRARY_PATH needed
-(unset LD_LIBRARY_PATH; ldd "$work/hello_osh" | grep -q "$work/prefix/lib/libsymmem") || fail "no run path to libsymmem"
+# (ldd's whole output first: grep -q stopping early would fail the pipe under pipefail)
+libs=$(unset LD_LIBRARY_PATH; ldd "$work/hello_osh")
+grep -q "$work/prefix/lib/libsymmem" <<<"$libs" || fail "no run path to libsymmem"
 "$bin/oshrun" -np 2 --timeout 60 "$work/hello_osh"
 "$bin/oshrun" -n 3 "$work/hello_osh2"
 "$bin/oshrun" --oversubscribe -np 2 "$work/hello_cxx"
