@@ -409,7 +409,9 @@ def _scratch(team):
     return s
 
 
-def _team_allreduce(team, x, op="sum", *, timeout=None):
+def _through_scratch(team, x, call):
+    """x's elements, chunk by chunk through the team's scratch: call(dst, src) on each
+    chunk (a same-shape collective), the results gathered into a new array."""
     x = np.ascontiguousarray(x)
     out = np.empty_like(x)
     fx, fo = x.reshape(-1), out.reshape(-1)
@@ -421,9 +423,13 @@ def _team_allreduce(team, x, op="sum", *, timeout=None):
     for off in range(0, fx.size, chunk):
         k = min(chunk, fx.size - off)
         src[:k] = fx[off:off + k]
-        team.reduce(dst[:k], src[:k], op, timeout=_timeout(timeout))
+        call(dst[:k], src[:k])
         fo[off:off + k] = dst[:k]
     return out
+
+
+def _team_allreduce(team, x, op="sum", *, timeout=None):
+    return _through_scratch(team, x, lambda d, s: team.reduce(d, s, op, timeout=_timeout(timeout)))
 
 
 def _team_allgather(team, x, *, timeout=None):
@@ -444,20 +450,7 @@ def _team_allgather(team, x, *, timeout=None):
 
 
 def _team_bcast(team, x, root=0, *, timeout=None):
-    x = np.ascontiguousarray(x)
-    out = np.empty_like(x)
-    fx, fo = x.reshape(-1), out.reshape(-1)
-    s = _scratch(team)
-    half = (s.nbytes // 2) // x.itemsize * x.itemsize
-    chunk = max(half // x.itemsize, 1)
-    src = s[:half].view(x.dtype)
-    dst = s[half:2 * half].view(x.dtype)
-    for off in range(0, fx.size, chunk):
-        k = min(chunk, fx.size - off)
-        src[:k] = fx[off:off + k]
-        team.broadcast(dst[:k], src[:k], root, timeout=_timeout(timeout))
-        fo[off:off + k] = dst[:k]
-    return out
+    return _through_scratch(team, x, lambda d, s: team.broadcast(d, s, root, timeout=_timeout(timeout)))
 
 
 def _team_enter(team):
