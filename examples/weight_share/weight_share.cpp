@@ -340,6 +340,25 @@ Smaps read_smaps(pid_t pid) {
   return s;
 }
 
+// Pss of the one mapping that holds `addr` (/proc/self/smaps), kB: the weights file's own
+// share, unmoved by libraries whose share changes as other processes map them.
+double mapping_pss_kb(const void* addr) {
+  std::ifstream f("/proc/self/smaps");
+  std::string line;
+  const auto a = reinterpret_cast<uintptr_t>(addr);
+  bool in = false;
+  while (std::getline(f, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
+      in = a >= lo && a < hi;
+      continue;
+    }
+    double v = 0;
+    if (in && std::sscanf(line.c_str(), "Pss: %lf", &v) == 1) return v;
+  }
+  return 0;
+}
+
 double meminfo_kb(const char* key) {
   std::ifstream f("/proc/meminfo");
   std::string line;
@@ -662,6 +681,7 @@ struct WorkerStat {
   int32_t ver[2][kMaxReq] = {};
   double fetch_s = 0, fetch_bytes = 0, compute_s = 0, serve_minflt = 0;
   Smaps mem0, mem1;
+  double weights_file_pss_kb = 0;  // mmap mode: the weights mapping's Pss at the end
   double private_bytes = 0;
   int32_t switches = 0, torn = 0;
   double stall_max = 0, stall_sum = 0, boundaries = 0, publish_s = 0, publishes = 0;
@@ -744,7 +764,7 @@ void write_report(const Options& o, const Config& c, uint64_t model_bytes, uint6
       << ",\"load_wall_s\":" << w.load_wall << ",\"load_cpu_s\":" << w.load_cpu << ",\"minflt\":" << w.minflt
       << ",\"majflt\":" << w.majflt << ",\"serve_minflt\":" << w.serve_minflt << ",\"private_bytes\":" << w.private_bytes << ",\"fetch_s\":" << w.fetch_s
       << ",\"fetch_bytes\":" << w.fetch_bytes << ",\"compute_s\":" << w.compute_s << ",\"mem_start\":" << json_smaps(w.mem0)
-      << ",\"mem_end\":" << json_smaps(w.mem1) << ",\"switches\":" << w.switches << ",\"torn\":" << w.torn
+      << ",\"mem_end\":" << json_smaps(w.mem1) << ",\"weights_file_pss_kb\":" << w.weights_file_pss_kb << ",\"switches\":" << w.switches << ",\"torn\":" << w.torn
       << ",\"stall_max_s\":" << w.stall_max << ",\"stall_sum_s\":" << w.stall_sum << ",\"boundaries\":" << w.boundaries
       << ",\"publish_s\":" << w.publish_s << ",\"publishes\":" << w.publishes << ",\"phases\":[";
     for (int ph = 0; ph < 2; ++ph) {
@@ -1206,6 +1226,7 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
   ws.fetch_s = src.fetch_s, ws.fetch_bytes = double(src.fetch_bytes);
   rt.barrier_all();
   ws.mem1 = read_smaps(0);
+  if (map != MAP_FAILED) ws.weights_file_pss_kb = mapping_pss_kb(map);
   rt.put(stats.data() + me, &ws, 1, 0);
   rt.barrier_all();  // every worker measured, all still alive
   if (me == 0) {
