@@ -193,7 +193,7 @@ Config config_of(const SafeTensors& st, const char* want) {
       const TensorInfo& ti = st.at(names[t]);
       if (ti.shape != shapes[t]) {
         std::string s;
-        for (auto x : shapes[t]) s += (s.empty() ? "" : "x") + std::to_string(x);
+        for (auto x : shapes[t]) s.append(s.empty() ? "" : "x").append(std::to_string(x));
         throw InputError(st.path + ": tensor " + names[t] + " does not have the shape " + s + " the metadata implies");
       }
       if (ti.dtype != want) throw InputError(st.path + ": tensor " + names[t] + " is " + ti.dtype + ", " + want + " expected");
@@ -402,10 +402,10 @@ std::string cgroup_stat_json() {
   while (g >> k >> v) {
     static const char* keep[] = {"cache", "rss", "shmem", "mapped_file", "anon", "file", "file_mapped", "kernel"};
     for (const char* want : keep)
-      if (k == want) out += (out.empty() ? "" : ",") + ("\"" + k + "\":" + std::to_string(uint64_t(v)));
+      if (k == want) out.append(out.empty() ? "" : ",").append("\"" + k + "\":" + std::to_string(uint64_t(v)));
   }
   for (const char* mk : {"Shmem", "AnonPages", "Mapped", "PageTables"})
-    out += (out.empty() ? "" : ",") + ("\"meminfo_" + std::string(mk) + "\":" + std::to_string(uint64_t(meminfo_kb(mk) * 1024)));
+    out.append(out.empty() ? "" : ",").append("\"meminfo_").append(mk).append("\":").append(std::to_string(uint64_t(meminfo_kb(mk) * 1024)));
   return "{" + out + "}";
 }
 

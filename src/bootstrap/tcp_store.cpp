@@ -741,9 +741,7 @@ class ClientImpl final : public TcpStoreClient {
 
   Status set(const std::string& key, const std::string& value) override {
     std::string what = "set '" + key + "'";
-    SYMMEM_ASSIGN_OR_RETURN(std::string resp,
-                            call(wire::Writer(Op::kSet).str(key).str(value).frame(), kRequestTimeoutS, what));
-    return expect_ok(resp, what);
+    return call_ok(wire::Writer(Op::kSet).str(key).str(value).frame(), what);
   }
 
   Result<std::string> get(const std::string& key, double timeout_s) override {
@@ -789,9 +787,9 @@ class ClientImpl final : public TcpStoreClient {
 
   Result<int64_t> add(const std::string& key, int64_t delta) override {
     std::string what = "add to '" + key + "'";
-    SYMMEM_ASSIGN_OR_RETURN(std::string resp,
-                            call(wire::Writer(Op::kAdd).str(key).i64(delta).frame(), kRequestTimeoutS, what));
-    wire::Reader r(resp.data(), resp.size());
+    Result<std::string> resp = call(wire::Writer(Op::kAdd).str(key).i64(delta).frame(), kRequestTimeoutS, what);
+    if (!resp.ok()) return resp.status();  // read in place: see call_ok
+    wire::Reader r(resp.value().data(), resp.value().size());
     Op op = static_cast<Op>(r.u8());
     if (op == Op::kInt) {
       int64_t v = r.i64();
@@ -823,11 +821,7 @@ class ClientImpl final : public TcpStoreClient {
 
   Status erase(const std::string& key) override {
     std::string what = "erase '" + key + "'";
-    // Read in place: moving the payload out first makes GCC 12 (-O3) warn that the moved
-    // string's bytes may be uninitialized (-Wmaybe-uninitialized, a false positive).
-    Result<std::string> resp = call(wire::Writer(Op::kErase).str(key).frame(), kRequestTimeoutS, what);
-    if (!resp.ok()) return resp.status();
-    return expect_ok(resp.value(), what);
+    return call_ok(wire::Writer(Op::kErase).str(key).frame(), what);
   }
 
   Result<std::string> create(const std::string& key, const std::string& value) override {
@@ -839,10 +833,7 @@ class ClientImpl final : public TcpStoreClient {
 
   Status watch(const std::string& key, const std::string& left_key, const std::string& on_drop) override {
     std::string what = "watch '" + key + "'";
-    SYMMEM_ASSIGN_OR_RETURN(
-        std::string resp,
-        call(wire::Writer(Op::kWatch).str(key).str(left_key).str(on_drop).frame(), kRequestTimeoutS, what));
-    return expect_ok(resp, what);
+    return call_ok(wire::Writer(Op::kWatch).str(key).str(left_key).str(on_drop).frame(), what);
   }
 
   Result<std::string> wait_watch() override {
@@ -904,6 +895,15 @@ class ClientImpl final : public TcpStoreClient {
       return remote_error(r, what);
     }
     return bad_response(what);
+  }
+
+  // A request answered with OK or an error. The answer is read in place: moving it out of
+  // the Result first makes GCC 12 -O3 warn that the string's bytes may be uninitialized
+  // (-Wmaybe-uninitialized, a false positive).
+  Status call_ok(std::string frame, const std::string& what) {
+    Result<std::string> resp = call(std::move(frame), kRequestTimeoutS, what);
+    if (!resp.ok()) return resp.status();
+    return expect_ok(resp.value(), what);
   }
 
   Status expect_ok(const std::string& resp, const std::string& what) {
