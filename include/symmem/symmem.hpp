@@ -108,6 +108,37 @@ class SYMMEM_API Runtime {
   // empty function removes the check. The Python module uses it for Ctrl-C and timeouts.
   void set_wait_check(std::function<void()> check);
 
+  // ---- seeing inside the job (docs/dfx.md) ----
+  // What PE `pe` is doing now, read from its status page in shared memory, without its
+  // help (it may be computing, stuck or stopped). Only PEs of this node have a page here.
+  struct PeStatus {
+    bool available = false;  // false: `pe` is on another node
+    std::string state;       // "init", "user code", "in call", "waiting", "finalized"
+    std::string call;        // the blocking call it is in, "" in user code
+    uint64_t progress = 0;   // blocking calls (and waits that slept) it has completed
+    // The wait it sleeps in, when state is "waiting": the word's symmetric address on PE
+    // wait_owner, its width, the comparison (OpenSHMEM SHMEM_CMP_*; -1: a sync word that
+    // must reach wait_expect) and how long it has slept.
+    std::string wait_call;
+    int wait_owner = -1;
+    int wait_cmp = -1;
+    uint64_t wait_addr = 0;
+    uint32_t wait_width = 0;
+    uint64_t wait_expect = 0;
+    double waiting_s = 0;
+    // Its collectives on the world team: how many it has entered; the latest one.
+    uint32_t world_collectives = 0;
+    std::string last_collective;
+    bool last_collective_done = false;
+  };
+  PeStatus pe_status(int pe) const;
+  // A symmetric address as reports name it: "'halo' (allocation #3, 64 KiB) +4096",
+  // "static data +0x40". Local: no communication.
+  std::string describe(const void* addr) const;
+  // Gives the live allocation containing `addr` a name that reports use from now on
+  // (local; call it on every PE for reports from every PE). False when addr is in none.
+  bool set_name(const void* addr, const std::string& name);
+
   // ---- symmetric memory (collective: same sizes, same order on every PE) ----
   // Returns nullptr when the heap (or /dev/shm) cannot satisfy the request, on every PE.
   void* malloc(size_t bytes);

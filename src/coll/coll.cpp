@@ -124,6 +124,7 @@ void reduce_range(Group& g, void* out, const void* src, size_t lo, size_t hi, si
 }  // namespace
 
 void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets) {
+  SYMMEM_COLL_SCOPE(g, kBroadcast, coll_args(root, bytes, 1, dest, src));
   if (SYMMEM_UNLIKELY(!g.on_node())) return net::broadcast(g, dest, src, bytes, root, root_gets);
   const int me = g.me();
   if (bytes == 0) return;
@@ -179,6 +180,7 @@ void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bo
 }
 
 void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
+  SYMMEM_COLL_SCOPE(g, kFcollect, coll_args(-1, bytes, 1, dest, src));
   if (SYMMEM_UNLIKELY(!g.on_node())) return net::fcollect(g, dest, src, bytes);
   const int n = g.size(), me = g.me();
   if (bytes == 0) return;
@@ -216,6 +218,7 @@ void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
 }
 
 void collect(Group& g, void* dest, const void* src, size_t bytes, const char* call) {
+  SYMMEM_COLL_SCOPE(g, kCollect, coll_args(-1, bytes, 1, dest, src));
   if (SYMMEM_UNLIKELY(!g.on_node())) return net::collect(g, dest, src, bytes);
   const int n = g.size(), me = g.me();
   if (n == 1) {
@@ -247,6 +250,7 @@ void collect(Group& g, void* dest, const void* src, size_t bytes, const char* ca
 }
 
 void alltoall(Group& g, void* dest, const void* src, size_t block) {
+  SYMMEM_COLL_SCOPE(g, kAlltoall, coll_args(-1, block, 1, dest, src));
   if (SYMMEM_UNLIKELY(!g.on_node())) return net::alltoall(g, dest, src, block);
   const int n = g.size(), me = g.me();
   if (block == 0) return;
@@ -272,6 +276,7 @@ void alltoall(Group& g, void* dest, const void* src, size_t block) {
 }
 
 void alltoalls(Group& g, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es) {
+  SYMMEM_COLL_SCOPE(g, kAlltoalls, coll_args(-1, nelems * es, es, dest, src));
   if (SYMMEM_UNLIKELY(!g.on_node())) return net::alltoalls(g, dest, src, dst, sst, nelems, es);
   const int n = g.size(), me = g.me();
   if (nelems == 0) return;
@@ -286,6 +291,7 @@ void alltoalls(Group& g, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t s
 }
 
 void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
+  SYMMEM_COLL_SCOPE(g, kReduce, coll_args(-1, n * es, es, dest, src));
   if (SYMMEM_UNLIKELY(!g.on_node())) return net::reduce(g, dest, src, n, es, fn);
   const int size = g.size(), me = g.me();
   const size_t bytes = n * es;
@@ -367,6 +373,7 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
 }
 
 void scan(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn, bool inclusive) {
+  SYMMEM_COLL_SCOPE(g, kScan, coll_args(-1, n * es, es, dest, src));
   if (SYMMEM_UNLIKELY(!g.on_node())) return net::scan(g, dest, src, n, es, fn, inclusive);
   const int size = g.size(), me = g.me();
   const size_t bytes = n * es;
@@ -436,6 +443,7 @@ void take_token(Runtime::Impl* rt, long* w) {
 // to SHMEM_SYNC_VALUE (0) once all members have left. When PEs outnumber cores, the
 // central form below.
 void PsyncGroup::sync() {
+  SYMMEM_COLL_SCOPE(*this, kSync, {});
   if (SYMMEM_UNLIKELY(!on_node())) return net_sync();
   shm::fence();  // earlier non-temporal stores (large copies) are visible once peers leave
   if (size_ > 1 && rt_->central_sync_) return central_sync();

@@ -65,6 +65,8 @@ class Group {
   virtual uint64_t* size_word(int i, unsigned parity) const = 0;
   // Called after the last sync of a collect (active sets restore pSync).
   virtual void collect_done() {}
+  // The status page's lane of this group's collectives (dfx_page.hpp): the team's slot.
+  virtual int dfx_lane() const = 0;
 
  protected:
   Runtime::Impl* rt_;
@@ -82,6 +84,7 @@ class TeamGroup final : public Group {
   uint64_t* size_word(int i, unsigned parity) const override {
     return &t_->slot_of(world_pe(i))->collect_size[parity];
   }
+  int dfx_lane() const override { return t_->slot; }
   size_t mailbox_bytes() const override { return kBcastBoxBytes; }
   uint32_t next_mailbox_seq() override { return ++t_->bcast_seq; }
   unsigned mailbox_depth() const override { return kBcastBoxes; }
@@ -106,12 +109,27 @@ class PsyncGroup final : public Group {
   void sync() override;
   uint64_t* size_word(int i, unsigned) const override { return reinterpret_cast<uint64_t*>(at(psync_ + 32, i)); }
   void collect_done() override { __atomic_store_n(psync_ + 32, 0L, __ATOMIC_RELAXED); }
+  int dfx_lane() const override { return dfx::kActiveSetLane; }
 
  private:
   void central_sync();  // PEs outnumber cores: one wait per sync, CPU handed over
   void net_sync();      // members on several nodes
   long* psync_;
 };
+
+// The collective `op` of `g` on this PE's status page and to the DFX tools (runtime/dfx.hpp).
+inline dfx::CollArgs coll_args(int root, size_t bytes, size_t es, const void* dest, const void* src) {
+  dfx::CollArgs a;
+  a.root = root;
+  a.bytes = bytes;
+  a.elem_size = uint32_t(es);
+  a.dest = dest;
+  a.src = src;
+  return a;
+}
+#define SYMMEM_COLL_SCOPE(g, op, args)                                                                        \
+  ::symmem::dfx::CollScope dfx_coll_scope_((g).rt()->dfx_, ::symmem::dfx::Op::op, (g).dfx_lane(), (g).start(), \
+                                           (g).stride(), (g).size(), (g).me(), args)
 
 // ---- algorithms (every member calls with the same arguments, except collect's bytes) ----
 // root_gets: the root's dest receives the data too (team form; the active-set form leaves it).

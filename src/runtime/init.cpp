@@ -447,6 +447,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   if (Status s = plan_join(attr, cfg_, &plan); !s.ok()) fail(s.code(), "init", "%s", s.message().c_str());
   rank_ = plan.rank;
   npes_ = plan.npes;
+  dfx_.init(this, cfg_, rank_, npes_);
   env_.rank = rank_;
   env_.npes = npes_;
   env_.store = plan.store;
@@ -690,6 +691,8 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   m->magic = kMetaMagic;
   m->pid = getpid();
   m->rank = rank_;
+  dfx_.set_heap(my_heap_, heap_size_, static_start_, static_size_);
+  dfx_.attach(&m->dfx, m->pid);
   failing_word_ = &m->job_failing;
   // Liveness from here on: a PE that dies after this is seen by every other (liveness.hpp).
   if (store_) {

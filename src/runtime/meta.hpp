@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "runtime/dfx_page.hpp"
+
 namespace symmem {
 
 inline constexpr uint64_t kMetaMagic = 0x73796d6d656d3031ull;  // "symmem01"
@@ -71,6 +73,8 @@ struct MetaFixed {
   // Non-zero once the job is failing (runtime/liveness.hpp: JobFailure::word): written by
   // any PE of this node that learns it, read by this PE's waits before they sleep.
   alignas(64) std::atomic<uint64_t> job_failing{0};
+  // What this PE is doing, for its peers and symmem-run (runtime/dfx_page.hpp).
+  dfx::Page dfx;
 };
 
 inline constexpr uint64_t kMetaArenaStart = (sizeof(MetaFixed) + 4095) / 4096 * 4096;

@@ -65,7 +65,8 @@ void set_lock(Impl& r, const char* call, long* lock) {
   uint64_t old = __atomic_fetch_add(w, uint64_t(1) << 32, __ATOMIC_SEQ_CST);
   const uint32_t ticket = static_cast<uint32_t>(old >> 32);
   if (static_cast<uint32_t>(old) == ticket) return;
-  wait_for(r, 0, [&] { return serving(w) == ticket; });
+  // The page shows the lock word on PE 0 and the ticket it waits to be served.
+  wait_for(r, 0, [&] { return serving(w) == ticket; }, call, lock, 1, kCmpEq, long(ticket));
 }
 
 bool test_lock(Impl& r, const char* call, long* lock) {

@@ -56,6 +56,7 @@ inline void iput(Impl& r, const char* call, void* dest, const void* src, ptrdiff
   if (__builtin_mul_overflow(n ? n - 1 : 0, size_t(dst), &span) || __builtin_add_overflow(span, 1, &span) ||
       __builtin_mul_overflow(span, S, &span))
     span = SIZE_MAX;
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kPut, call, dest, n ? span : 0, pe, src);
   char* rd = r.translate(call, dest, n ? span : 0, pe);
   if (!n) return;
   const char* s = static_cast<const char*>(src);
@@ -74,6 +75,7 @@ inline void iget(Impl& r, const char* call, void* dest, const void* src, ptrdiff
   if (__builtin_mul_overflow(n ? n - 1 : 0, size_t(sst), &span) || __builtin_add_overflow(span, 1, &span) ||
       __builtin_mul_overflow(span, S, &span))
     span = SIZE_MAX;
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kGet, call, src, n ? span : 0, pe, dest);
   const char* rs = r.translate(call, src, n ? span : 0, pe);
   if (!n) return;
   char* d = static_cast<char*>(dest);
@@ -105,6 +107,7 @@ inline void ibput(Impl& r, const char* call, void* dest, const void* src, ptrdif
                   size_t nblocks, int pe) {
   if (SYMMEM_UNLIKELY(!block_strides_ok(dst, sst, bsize))) bad_block_stride(r, call, dst, sst, bsize);
   const size_t span = block_span(size_t(dst), bsize, nblocks, S);
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kPut, call, dest, span, pe, src);
   char* rd = r.translate(call, dest, span, pe);
   if (!span) return;
   const char* s = static_cast<const char*>(src);
@@ -120,6 +123,7 @@ inline void ibget(Impl& r, const char* call, void* dest, const void* src, ptrdif
                   size_t nblocks, int pe) {
   if (SYMMEM_UNLIKELY(!block_strides_ok(dst, sst, bsize))) bad_block_stride(r, call, dst, sst, bsize);
   const size_t span = block_span(size_t(sst), bsize, nblocks, S);
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kGet, call, src, span, pe, dest);
   const char* rs = r.translate(call, src, span, pe);
   if (!span) return;
   char* d = static_cast<char*>(dest);
@@ -160,6 +164,7 @@ inline T from_bits(uint64_t b) {
 
 template <class T>
 inline T atomic_fetch(Impl& r, const char* call, const T* src, int pe) {
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmoFetch, call, src, sizeof(T), pe);
   T v;
   const T* a = amo_addr(r, call, src, pe);
   if (r.off_node(pe)) return from_bits<T>(r.ucx_->amo(UcxAmo::kFetch, const_cast<T*>(a), 0, 0, sizeof(T), pe, true));
@@ -169,6 +174,7 @@ inline T atomic_fetch(Impl& r, const char* call, const T* src, int pe) {
 
 template <class T>
 inline void atomic_set(Impl& r, const char* call, T* dest, T value, int pe) {
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmo, call, dest, sizeof(T), pe);
   T* a = amo_addr(r, call, dest, pe);
   if (r.off_node(pe)) return (void)r.ucx_->amo(UcxAmo::kSwap, a, to_bits(value), 0, sizeof(T), pe, true);
   __atomic_store(a, &value, __ATOMIC_SEQ_CST);
@@ -177,6 +183,7 @@ inline void atomic_set(Impl& r, const char* call, T* dest, T value, int pe) {
 
 template <class T>
 inline T atomic_swap(Impl& r, const char* call, T* dest, T value, int pe) {
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmoFetch, call, dest, sizeof(T), pe);
   T old;
   T* a = amo_addr(r, call, dest, pe);
   if (r.off_node(pe)) return from_bits<T>(r.ucx_->amo(UcxAmo::kSwap, a, to_bits(value), 0, sizeof(T), pe, true));
@@ -187,6 +194,7 @@ inline T atomic_swap(Impl& r, const char* call, T* dest, T value, int pe) {
 
 template <class T>
 inline T atomic_compare_swap(Impl& r, const char* call, T* dest, T cond, T value, int pe) {
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmoFetch, call, dest, sizeof(T), pe);
   T expected = cond;
   T* a = amo_addr(r, call, dest, pe);
   if (r.off_node(pe))
@@ -205,6 +213,7 @@ constexpr UcxAmo ucx_op(Rmw op) {
 template <Rmw Op, class T>
 inline T atomic_fetch_op(Impl& r, const char* call, T* dest, T value, int pe) {
   static_assert(std::is_integral_v<T>);
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmoFetch, call, dest, sizeof(T), pe);
   T* a = amo_addr(r, call, dest, pe);
   if (r.off_node(pe)) return from_bits<T>(r.ucx_->amo(ucx_op(Op), a, to_bits(value), 0, sizeof(T), pe, true));
   T old;
@@ -222,6 +231,7 @@ template <Rmw Op, class T>
 inline void atomic_post(Impl& r, const char* call, T* dest, T value, int pe) {
   if (r.off_node(pe)) {
     if (SYMMEM_UNLIKELY(static_cast<unsigned>(pe) >= static_cast<unsigned>(r.npes_))) r.bad_pe(call, pe);
+    dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmo, call, dest, sizeof(T), pe);
     T* a = amo_addr(r, call, dest, pe);
     (void)r.ucx_->amo(ucx_op(Op), a, to_bits(value), 0, sizeof(T), pe, false);
     return;
@@ -258,6 +268,7 @@ inline constexpr size_t kWeakCopyMin = 2048;
 inline void put_signal(Impl& r, const char* call, void* dest, const void* src, size_t n, uint64_t* sig,
                        uint64_t value, int op, int pe) {
   if (SYMMEM_UNLIKELY(op != kSignalSet && op != kSignalAdd)) bad_signal_op(r, call, op);
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kPutSignal, call, dest, n, pe, src);
   uint64_t* rs = signal_addr(r, call, sig, pe);
   char* rd = r.translate(call, dest, n, pe);
   if (r.off_node(pe)) {
@@ -298,22 +309,34 @@ inline T load(const T* p) {
 
 // Blocks until done() holds: spin, yield, then sleep on `owner`'s user_wake generation
 // (Impl::wait_adaptive; the spin budget is shared with the syncs' waits).
-template <class Done>
-inline void wait_for(Impl& r, int owner, Done done) {
+// `call`, `ivars` (n of them), `cmp` and `x` describe the wait on the status page.
+template <class T, class Done>
+inline void wait_for(Impl& r, int owner, Done done, const char* call, const T* ivars, size_t n, int cmp, T x) {
   WaitWord& w = r.meta(owner)->user_wake;
-  r.wait_adaptive(done, [&](Backoff& b) {
-    w.sleepers.fetch_add(1, std::memory_order_seq_cst);
-    const uint32_t gen = w.v.load(std::memory_order_seq_cst);
-    if (!done()) b.pause_on(&w.v, gen);
-    w.sleepers.fetch_sub(1, std::memory_order_release);
-  });
+  r.wait_adaptive(
+      done,
+      [&](Backoff& b) {
+        w.sleepers.fetch_add(1, std::memory_order_seq_cst);
+        const uint32_t gen = w.v.load(std::memory_order_seq_cst);
+        if (!done()) b.pause_on(&w.v, gen);
+        w.sleepers.fetch_sub(1, std::memory_order_release);
+      },
+      [&](dfx::WaitDesc& d) {
+        d.call = call;
+        d.owner = owner;
+        d.cmp = cmp;
+        d.width = sizeof(T);
+        d.nwords = uint32_t(n);
+        d.addr = ivars;
+        d.expect = to_bits(x);
+      });
 }
 
 template <class T>
 inline T wait_until(Impl& r, const char* call, T* ivar, int cmp, T x) {
   check_cmp(r, call, cmp);
   T v;
-  wait_for(r, r.rank_, [&] { return compare(v = load(ivar), cmp, x); });
+  wait_for(r, r.rank_, [&] { return compare(v = load(ivar), cmp, x); }, call, ivar, 1, cmp, x);
   return v;
 }
 
@@ -373,7 +396,8 @@ inline void wait_until_all(Impl& r, const char* call, T* ivars, size_t n, const 
   // One element at a time, as the standard's reference implementations do: an element
   // that has satisfied the condition is not looked at again.
   for (size_t i = 0; i < n; ++i)
-    if (included(status, i)) wait_for(r, r.rank_, [&] { return compare(load(ivars + i), cmp, xs(i)); });
+    if (included(status, i))
+      wait_for(r, r.rank_, [&] { return compare(load(ivars + i), cmp, xs(i)); }, call, ivars + i, 1, cmp, T(xs(i)));
 }
 
 template <class T, class Xs>
@@ -381,7 +405,8 @@ inline size_t wait_until_any(Impl& r, const char* call, T* ivars, size_t n, cons
   check_cmp(r, call, cmp);
   if (!any_included(status, n)) return SIZE_MAX;
   size_t found = SIZE_MAX;
-  wait_for(r, r.rank_, [&] { return (found = test_any(r, call, ivars, n, status, cmp, xs)) != SIZE_MAX; });
+  wait_for(r, r.rank_, [&] { return (found = test_any(r, call, ivars, n, status, cmp, xs)) != SIZE_MAX; }, call, ivars,
+           n, cmp, T(xs(0)));
   return found;
 }
 
@@ -391,7 +416,8 @@ inline size_t wait_until_some(Impl& r, const char* call, T* ivars, size_t n, siz
   check_cmp(r, call, cmp);
   if (!any_included(status, n)) return 0;
   size_t m = 0;
-  wait_for(r, r.rank_, [&] { return (m = test_some(r, call, ivars, n, indices, status, cmp, xs)) != 0; });
+  wait_for(r, r.rank_, [&] { return (m = test_some(r, call, ivars, n, indices, status, cmp, xs)) != 0; }, call, ivars,
+           n, cmp, T(xs(0)));
   return m;
 }
 

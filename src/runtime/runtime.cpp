@@ -33,6 +33,7 @@ const char* alloc_op_name(uint32_t op) {
 
 Runtime::Impl::~Impl() {
   if (!finalized_ && heap_) {
+    dfx_.finalize();
     barrier_all();
     finalized_ = true;
   }
@@ -99,14 +100,23 @@ void* Runtime::Impl::ptr(const void* addr, int pe) const {
 
 void Runtime::Impl::wait_word_ge(WaitWord* word, uint32_t target) {
   auto reached = [&] { return int32_t(word->v.load(std::memory_order_acquire) - target) >= 0; };
-  wait_adaptive(reached, [&](Backoff& b) {
-    // Announce the sleep before the last look, so a writer that stores after that look
-    // sees the announcement and wakes us (both sides: seq_cst store, then load).
-    word->sleepers.fetch_add(1, std::memory_order_seq_cst);
-    const uint32_t v = word->v.load(std::memory_order_seq_cst);
-    if (int32_t(v - target) < 0) b.pause_on(&word->v, v);
-    word->sleepers.fetch_sub(1, std::memory_order_relaxed);
-  });
+  wait_adaptive(
+      reached,
+      [&](Backoff& b) {
+        // Announce the sleep before the last look, so a writer that stores after that look
+        // sees the announcement and wakes us (both sides: seq_cst store, then load).
+        word->sleepers.fetch_add(1, std::memory_order_seq_cst);
+        const uint32_t v = word->v.load(std::memory_order_seq_cst);
+        if (int32_t(v - target) < 0) b.pause_on(&word->v, v);
+        word->sleepers.fetch_sub(1, std::memory_order_relaxed);
+      },
+      [&](dfx::WaitDesc& d) {  // a sync word of this PE's metadata
+        d.op = dfx::Op::kSync;
+        d.owner = rank_;
+        d.width = 4;
+        d.addr = &word->v;
+        d.expect = target;
+      });
 }
 
 void Runtime::Impl::notify(WaitWord* word, uint32_t value) {
@@ -187,6 +197,7 @@ void Runtime::Impl::learn_colocation() {
 }
 
 void Runtime::Impl::sync_all() {
+  dfx::CollScope c(dfx_, dfx::Op::kBarrier, 0, 0, 1, npes_, rank_);
   strided_sync(0, 1, npes_, offsetof(MetaFixed, world_sync), &world_epoch_);
 }
 
@@ -212,6 +223,11 @@ const AllocRecord& Runtime::Impl::peer_alloc_record(int pe, uint64_t seq, AllocR
 void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size, size_t align, void* old) {
   // The standard: a zero-sized malloc / calloc / align does nothing (not even the barrier).
   if (size == 0 && op != AllocOp::kRealloc) return nullptr;
+  dfx::CollArgs da;
+  da.bytes = size;
+  da.elem_size = uint32_t(align);
+  da.src = old;
+  dfx::CollScope dc(dfx_, dfx::Op::kAlloc, 0, 0, 1, npes_, rank_, da);
   // Heaps start at G + p*H: a block is aligned to `align` on every PE only if G and H are.
   if (align > heap_->max_alignment()) {
     std::string fix = align > SymmetricHeap::kBaseAlign
@@ -316,7 +332,10 @@ void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size,
   }
   if (!all_ok || size == 0) {
     if (off && !(op == AllocOp::kRealloc && size <= old_size)) (void)alloc_->free(*off);
-    if (size == 0 && op == AllocOp::kRealloc && old) (void)alloc_->free(old_off);
+    if (size == 0 && op == AllocOp::kRealloc && old) {
+      (void)alloc_->free(old_off);
+      dfx_.freed(old_off);
+    }
     if (!all_ok && ok && committed_ok)
       log_pe(LogLevel::kWarn, rank_, "%s(%zu) returns NULL: another PE could not allocate", call, size);
     return nullptr;
@@ -327,10 +346,15 @@ void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size,
     (void)alloc_->free(old_off);
     barrier_all();  // peers may use the new block only once its contents have moved
   }
+  if (op == AllocOp::kRealloc && old) dfx_.freed(old_off);
+  dfx_.allocated(*off, size);
   return p;
 }
 
 void Runtime::Impl::collective_free(const char* call, void* ptr) {
+  dfx::CollArgs da;
+  da.dest = ptr;
+  dfx::CollScope dc(dfx_, dfx::Op::kFree, 0, 0, 1, npes_, rank_, da);
   if (!ptr) {
     barrier_all();  // the standard's barrier still happens
     return;
@@ -359,6 +383,7 @@ void Runtime::Impl::collective_free(const char* call, void* ptr) {
            rs != seq ? "had not made that call" : r.op != rec.op ? alloc_op_name(r.op) : "freed another block");
   }
   (void)alloc_->free(off);
+  dfx_.freed(off);
 }
 
 // ---------------------------------------------------------------- errors
@@ -487,5 +512,49 @@ bool Runtime::addr_accessible(const void* a, int pe) const {
   return pe >= 0 && pe < impl_->npes_ && (impl_->in_heap(a) || impl_->in_static(a));
 }
 bool Runtime::pe_accessible(int pe) const { return pe >= 0 && pe < impl_->npes_; }
+
+
+Runtime::PeStatus Runtime::pe_status(int pe) const {
+  Impl& r = *impl_;
+  if (pe < 0 || pe >= r.npes_) r.bad_pe("pe_status", pe);
+  PeStatus st;
+  if (r.routes_[pe] != Route::kShm || !r.heap_) return st;
+  const dfx::Page& p = r.meta(pe)->dfx;
+  if (p.magic != dfx::kPageMagic) return st;
+  st.available = true;
+  const auto state = dfx::State(p.state.load(std::memory_order_acquire));
+  st.state = dfx::state_name(state);
+  auto name = [&](uint32_t id) {
+    const uint32_t n = p.name_count.load(std::memory_order_acquire);
+    return id > 0 && id < n && id < uint32_t(dfx::kNames) ? std::string(p.names[id], strnlen(p.names[id], dfx::kNameLen))
+                                                          : std::string();
+  };
+  st.call = name(p.call_id.load(std::memory_order_relaxed));
+  st.progress = p.progress.load(std::memory_order_relaxed);
+  dfx::WaitRecord w;
+  if (state == dfx::State::kWaiting && dfx::read_stable(p.wait, &w) && w.op != uint16_t(dfx::Op::kNone)) {
+    st.wait_call = name(w.call_id);
+    if (st.wait_call.empty()) st.wait_call = dfx::op_name(dfx::Op(w.op));
+    st.wait_owner = w.owner;
+    st.wait_cmp = w.cmp;
+    st.wait_addr = w.addr;
+    st.wait_width = w.width;
+    st.wait_expect = w.expect;
+    st.waiting_s = double(dfx::now_ns() - w.since_ns) * 1e-9;
+  }
+  st.world_collectives = p.lane_seq[0].load(std::memory_order_relaxed);
+  const uint64_t k = p.coll_count.load(std::memory_order_acquire);
+  for (uint64_t i = k; i > 0 && k - i < uint64_t(dfx::kCollRing); --i) {
+    dfx::CollRecord c;
+    if (!dfx::read_stable(p.colls[(i - 1) % dfx::kCollRing], &c) || c.lane != 0) continue;
+    st.last_collective = dfx::op_name(dfx::Op(c.op));
+    st.last_collective_done = c.done != 0;
+    break;
+  }
+  return st;
+}
+
+std::string Runtime::describe(const void* addr) const { return impl_->dfx_.describe(addr); }
+bool Runtime::set_name(const void* addr, const std::string& name) { return impl_->dfx_.set_name(addr, name); }
 
 }  // namespace symmem

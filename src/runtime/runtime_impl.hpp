@@ -22,6 +22,7 @@
 #include "heap/allocator.hpp"
 #include "heap/static_data.hpp"
 #include "heap/symmetric_heap.hpp"
+#include "runtime/dfx.hpp"
 #include "runtime/liveness.hpp"
 #include "runtime/meta.hpp"
 #include "symmem/symmem.hpp"
@@ -75,27 +76,32 @@ struct Runtime::Impl {
   // stores; the others one predictable branch away, through the UCX transport.
   bool off_node(int pe) const { return SYMMEM_UNLIKELY(route_of_[pe] != Route::kShm); }
   void put(const char* call, void* dest, const void* src, size_t n, int pe) {
+    dfx::OpScope dfx_op_(dfx_, dfx::Op::kPut, call, dest, n, pe, src);
     char* r = translate(call, dest, n, pe);
     if (off_node(pe)) return ucx_put(r, src, n, pe, true);
     if (n) shm::put(r, src, n);
   }
   void put_nbi(const char* call, void* dest, const void* src, size_t n, int pe) {
+    dfx::OpScope dfx_op_(dfx_, dfx::Op::kPutNbi, call, dest, n, pe, src);
     char* r = translate(call, dest, n, pe);
     if (off_node(pe)) return ucx_put(r, src, n, pe, false);
     if (n) shm::put(r, src, n);
   }
   void get(const char* call, void* dest, const void* src, size_t n, int pe) {
+    dfx::OpScope dfx_op_(dfx_, dfx::Op::kGet, call, src, n, pe, dest);
     char* r = translate(call, src, n, pe);
     if (off_node(pe)) return ucx_get(dest, r, n, pe, true);
     if (n) shm::get(dest, r, n);
   }
   void get_nbi(const char* call, void* dest, const void* src, size_t n, int pe) {
+    dfx::OpScope dfx_op_(dfx_, dfx::Op::kGetNbi, call, src, n, pe, dest);
     char* r = translate(call, src, n, pe);
     if (off_node(pe)) return ucx_get(dest, r, n, pe, false);
     if (n) shm::get(dest, r, n);
   }
   template <class T>
   void p(const char* call, T* dest, T value, int pe) {
+    dfx::OpScope dfx_op_(dfx_, dfx::Op::kPut, call, dest, sizeof(T), pe);
     T* r = reinterpret_cast<T*>(translate(call, dest, sizeof(T), pe));
     if (off_node(pe)) return ucx_put(r, &value, sizeof(T), pe, true);
     if constexpr (sizeof(T) <= 8) __atomic_store(r, &value, __ATOMIC_RELAXED);  // one store, never torn
@@ -103,6 +109,7 @@ struct Runtime::Impl {
   }
   template <class T>
   T g(const char* call, const T* src, int pe) {
+    dfx::OpScope dfx_op_(dfx_, dfx::Op::kGet, call, src, sizeof(T), pe);
     const T* r = reinterpret_cast<const T*>(translate(call, src, sizeof(T), pe));
     T v;
     if (off_node(pe)) {
@@ -218,12 +225,19 @@ struct Runtime::Impl {
   // few polls within a handful of waits; once peers answer within the spin it grows back.
   template <class Done, class SleepOnce>
   void wait_adaptive(Done done, SleepOnce sleep_once) {
+    wait_adaptive(done, sleep_once, [](dfx::WaitDesc&) {});
+  }
+  // describe(desc) fills in what the wait waits for; called only once it goes to sleep, for
+  // the status page (runtime/dfx.hpp).
+  template <class Done, class SleepOnce, class Describe>
+  void wait_adaptive(Done done, SleepOnce sleep_once, Describe describe) {
     if (done()) return;
     WaitPolicy p = wait_;
     const int budget = spin_budget_.load(std::memory_order_relaxed);
     p.spin = budget < p.spin ? budget : p.spin;
     Backoff b(p);
     int polls = 0;
+    bool described = false;
     do {
       ++polls;
       if (SYMMEM_UNLIKELY(ucx_ != nullptr)) ucx_->progress();  // serve remote operations while waiting
@@ -233,9 +247,16 @@ struct Runtime::Impl {
         // The slow path: is the job failing (a PE died or stopped)? One load per sleep.
         if (SYMMEM_UNLIKELY(failing_word_->load(std::memory_order_relaxed) != 0)) job_failing_seen();
         if (SYMMEM_UNLIKELY(wait_check_ != nullptr)) wait_check_();  // Runtime::set_wait_check
+        if (SYMMEM_UNLIKELY(!described)) {
+          dfx::WaitDesc d;
+          describe(d);
+          dfx_.wait_sleep(d);
+          described = true;
+        }
         sleep_once(b);
       }
     } while (!done());
+    if (SYMMEM_UNLIKELY(described)) dfx_.wait_done();
     const int next = polls <= p.spin ? std::min(wait_.spin, budget + budget / 8 + 1) : std::max(kMinSpin, budget / 2);
     if (next != budget) spin_budget_.store(next, std::memory_order_relaxed);
   }
@@ -351,6 +372,8 @@ struct Runtime::Impl {
   // Created by the team layer on first use; destroyed before the heap (declared after it).
   std::unique_ptr<TeamRegistry, void (*)(TeamRegistry*)> teams_{nullptr, nullptr};
   std::shared_ptr<CtxPool> ctx_pool_;  // contexts created on this instance (runtime/ctx.cpp)
+  // Status page, tool hooks and address names (runtime/dfx.hpp).
+  dfx::Dfx dfx_;
 };
 
 }  // namespace symmem

@@ -115,6 +115,12 @@ bool valid_triplet(int n, int start, int stride, int size, char* why, size_t len
 int TeamRegistry::split(TeamState* parent, int start, int stride, int size, bool member, int num_contexts,
                          TeamState** out, const char* call) {
   *out = nullptr;
+  dfx::CollArgs da;
+  da.root = start;  // the new team's triplet, as this PE asks for it
+  da.bytes = uint64_t(size);
+  da.elem_size = uint32_t(stride);
+  dfx::CollScope dc(rt_->dfx_, dfx::Op::kTeamSplit, parent->slot, parent->start, parent->stride, parent->size,
+                    parent->me, da);
   // Round 1: publish used slots; after the parent's sync, read the future teammates'.
   unsigned p1 = parent->next_parity();
   TeamSlot* mine = parent->slot_of(rt_->rank_);
@@ -182,6 +188,7 @@ int TeamRegistry::split(TeamState* parent, int start, int stride, int size, bool
 
 void TeamRegistry::destroy(TeamState* t) {
   if (!t || t->predefined) return;
+  dfx::CollScope dc(rt_->dfx_, dfx::Op::kTeamDestroy, t->slot, t->start, t->stride, t->size, t->me);
   t->sync();  // no member stores into the slot after this
   discard(t);
 }

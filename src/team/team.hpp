@@ -56,6 +56,7 @@ struct TeamSlot {
 };
 
 static_assert(kMaxTeams * sizeof(TeamSlot) <= kMetaTeamArea, "team slots outgrow their metadata area");
+static_assert(kMaxTeams <= dfx::kActiveSetLane, "every team slot has a lane on the status page");
 
 struct TeamState {
   Runtime::Impl* rt = nullptr;
@@ -82,7 +83,10 @@ struct TeamState {
   TeamSlot* slot_of(int world) const { return reinterpret_cast<TeamSlot*>(rt->meta_bytes(world) + slot_off); }
   // Parity of the next sync: the collective buffers a call fills before that sync.
   unsigned next_parity() const { return (*epoch + 1) & 1u; }
-  void sync() { rt->strided_sync(start, stride, size, sync_off, epoch); }
+  void sync() {
+    dfx::CollScope c(rt->dfx_, dfx::Op::kSync, slot, start, stride, size, me);
+    rt->strided_sync(start, stride, size, sync_off, epoch);
+  }
 };
 
 class TeamRegistry {

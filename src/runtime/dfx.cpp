@@ -1,0 +1,308 @@
+// DFX core (dfx.hpp): the status page's writers, the tool dispatch, address names.
+#include "runtime/dfx.hpp"
+
+#include <time.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "common/config.hpp"
+#include "common/log.hpp"
+
+namespace symmem::dfx {
+
+namespace {
+
+// This thread's outermost collective and its point-to-point events in flight (an
+// operation never nests inside another of the same thread, but keep a little slack).
+thread_local CollScope* t_coll = nullptr;
+thread_local const CollEvent* t_coll_ev = nullptr;
+thread_local OpEvent t_ops[4];
+thread_local int t_op_depth = 0;
+
+// Relaxed read-modify-write of a word only this PE writes (threads of one PE may lose an
+// increment of `progress`, which is a hint, never a count).
+inline void bump(std::atomic<uint64_t>& w) { w.store(w.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+
+}  // namespace
+
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+const char* state_name(State s) {
+  switch (s) {
+    case State::kInit: return "init";
+    case State::kUser: return "user code";
+    case State::kInCall: return "in call";
+    case State::kWaiting: return "waiting";
+    case State::kFinalized: return "finalized";
+  }
+  return "?";
+}
+
+const char* op_name(Op op) {
+  static const char* const kNames[] = {
+      "none",      "put",     "get",       "put_nbi",  "get_nbi",   "atomic",     "atomic_fetch", "put_signal",
+      "signal",    "wait",    "test",      "lock",     "quiet",     "fence",      "barrier",      "sync",
+      "broadcast", "collect", "fcollect",  "alltoall", "alltoalls", "reduce",     "scan",         "malloc",
+      "free",      "team_split", "team_destroy"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == size_t(Op::kCount));
+  return size_t(op) < size_t(Op::kCount) ? kNames[size_t(op)] : "?";
+}
+
+Dfx::Dfx() : page_(nullptr), own_(new Page()) {
+  page_ = own_.get();
+  page_->name_count.store(1, std::memory_order_relaxed);  // id 0: no call
+}
+
+Dfx::~Dfx() = default;
+
+void Dfx::init(void* impl, const Config& cfg, int rank, int npes) {
+  impl_ = impl;
+  page_->rank = rank;
+  page_->npes = npes;
+  struct Want {
+    Tool bit;
+    bool on;
+    const char* var;
+  };
+  const Want wants[] = {{kToolCheck, cfg.check > 0, "SYMMEM_CHECK"},
+                        {kToolStats, !cfg.stats.empty() && cfg.stats != "0", "SYMMEM_STATS"},
+                        {kToolTrace, !cfg.trace.empty(), "SYMMEM_TRACE"},
+                        {kToolRace, cfg.racecheck > 0, "SYMMEM_RACECHECK"}};
+  for (const Want& w : wants) {
+    if (!w.on) continue;
+    std::unique_ptr<ToolHooks> t = make_tool(w.bit, impl, cfg);
+    if (!t) {
+      if (rank == 0) log_pe(LogLevel::kWarn, rank, "%s: this tool is not built into this library; ignored", w.var);
+      continue;
+    }
+    hooks_.push_back(std::move(t));
+    tools_ |= w.bit;
+  }
+}
+
+void Dfx::attach(Page* page, int pid) {
+  // Carry over what init recorded (names interned before the heap existed).
+  std::memcpy(static_cast<void*>(page), static_cast<const void*>(own_.get()), sizeof(Page));
+  page->magic = kPageMagic;
+  page->version = kPageVersion;
+  page->pid = pid;
+  page->tools.store(tools_, std::memory_order_relaxed);
+  page->state.store(uint32_t(State::kUser), std::memory_order_release);
+  page_ = page;
+}
+
+void Dfx::finalize() {
+  for (auto& h : hooks_) h->finalize();
+  page_->state.store(uint32_t(State::kFinalized), std::memory_order_release);
+}
+
+uint16_t Dfx::intern(const char* call) {
+  if (!call) return 0;
+  const size_t h = (reinterpret_cast<uintptr_t>(call) >> 3) % (sizeof(cache_) / sizeof(cache_[0]));
+  if (SYMMEM_DFX_UNLIKELY(cache_[h].key != call)) {
+    // Another pointer may carry the same text (another translation unit): look in the page.
+    Page* p = page_;
+    const uint32_t n = p->name_count.load(std::memory_order_relaxed);
+    uint32_t id = 0;
+    for (uint32_t i = 1; i < n; ++i)
+      if (std::strncmp(p->names[i], call, kNameLen - 1) == 0) {
+        id = i;
+        break;
+      }
+    if (id == 0 && n < uint32_t(kNames)) {
+      std::strncpy(p->names[n], call, kNameLen - 1);
+      p->names[n][kNameLen - 1] = 0;
+      p->name_count.store(n + 1, std::memory_order_release);
+      id = n;
+    }
+    cache_[h] = {call, uint16_t(id)};  // id 0 when the table is full: shown as "?"
+  }
+  return cache_[h].id;
+}
+
+// ---------------------------------------------------------------- point to point
+
+OpEvent* Dfx::op_begin(Op op, const char* call, const void* addr, size_t n, int pe, const void* local, void* site) {
+  if (t_op_depth >= int(sizeof(t_ops) / sizeof(t_ops[0]))) return nullptr;
+  OpEvent* ev = &t_ops[t_op_depth++];
+  *ev = {op, call, pe, addr, n, local, 0, site};
+  for (auto& h : hooks_) h->op_begin(*ev);
+  return ev;
+}
+
+void Dfx::op_end(OpEvent* ev) {
+  for (auto& h : hooks_) h->op_end(*ev);
+  --t_op_depth;
+}
+
+// ---------------------------------------------------------------- waits
+
+void Dfx::wait_sleep(const WaitDesc& d) {
+  Page* p = page_;
+  WaitRecord& w = p->wait;
+  const uint32_t s = w.seq.load(std::memory_order_relaxed);
+  w.seq.store(s + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  w.op = uint16_t(d.op);
+  w.call_id = d.call ? intern(d.call) : uint16_t(p->call_id.load(std::memory_order_relaxed));
+  w.owner = d.owner;
+  w.cmp = d.cmp;
+  w.width = d.width;
+  w.nwords = d.nwords;
+  w.addr = reinterpret_cast<uintptr_t>(d.addr);
+  w.expect = d.expect;
+  const CollEvent* c = t_coll_ev;
+  w.team_lane = c ? c->lane : -1;
+  w.team_seq = c ? c->team_seq : 0;
+  w.since_ns = now_ns();
+  w.seq.store(s + 2, std::memory_order_release);
+  p->state.store(uint32_t(State::kWaiting), std::memory_order_release);
+  for (auto& h : hooks_) h->wait_sleep(w);
+}
+
+void Dfx::wait_done() {
+  Page* p = page_;
+  for (auto& h : hooks_) h->wait_done(p->wait);
+  const uint32_t s = p->wait.seq.load(std::memory_order_relaxed);
+  p->wait.seq.store(s + 1, std::memory_order_relaxed);
+  p->wait.op = uint16_t(Op::kNone);
+  p->wait.seq.store(s + 2, std::memory_order_release);
+  // Back to the enclosing call (a collective's, say) or to user code.
+  p->state.store(uint32_t(p->call_id.load(std::memory_order_relaxed) ? State::kInCall : State::kUser),
+                 std::memory_order_release);
+  bump(p->progress);
+}
+
+// ---------------------------------------------------------------- blocking calls
+
+CallScope::CallScope(Dfx& d, const char* call) : d_(d) {
+  Page* p = d.page_;
+  prev_call_ = p->call_id.load(std::memory_order_relaxed);
+  prev_state_ = p->state.load(std::memory_order_relaxed);
+  p->call_id.store(d.intern(call), std::memory_order_relaxed);
+  p->state.store(uint32_t(State::kInCall), std::memory_order_release);
+}
+
+CallScope::~CallScope() {
+  Page* p = d_.page_;
+  p->call_id.store(prev_call_, std::memory_order_relaxed);
+  p->state.store(prev_state_, std::memory_order_release);
+  bump(p->progress);
+}
+
+CollScope::CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me, const CollArgs& a)
+    : d_(d), outer_(t_coll == nullptr) {
+  if (!outer_) return;
+  t_coll = this;
+  Page* p = d.page_;
+  const uint32_t seq = p->lane_seq[lane].load(std::memory_order_relaxed) + 1;
+  p->lane_seq[lane].store(seq, std::memory_order_relaxed);
+  const uint64_t k = p->coll_count.load(std::memory_order_relaxed);
+  CollRecord& r = p->colls[k % kCollRing];
+  const uint32_t rs = r.seq.load(std::memory_order_relaxed);
+  r.seq.store(rs + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  r.op = uint16_t(op);
+  r.lane = uint16_t(lane);
+  r.team_seq = seq;
+  r.done = 0;
+  r.root = a.root;
+  r.elem_size = a.elem_size;
+  r.bytes = a.bytes;
+  r.redop = a.redop;
+  r.call_id = d.intern(op_name(op));
+  r.dest = reinterpret_cast<uintptr_t>(a.dest);
+  r.src = reinterpret_cast<uintptr_t>(a.src);
+  r.call_site = 0;
+  r.seq.store(rs + 2, std::memory_order_release);
+  p->coll_count.store(k + 1, std::memory_order_release);
+  prev_call_ = p->call_id.load(std::memory_order_relaxed);
+  prev_state_ = p->state.load(std::memory_order_relaxed);
+  p->call_id.store(r.call_id, std::memory_order_relaxed);
+  p->state.store(uint32_t(State::kInCall), std::memory_order_release);
+  ev_ = {op, lane, seq, start, stride, size, me, a.root, a.bytes, a.elem_size, a.redop, a.dest, a.src, &r, 0};
+  t_coll_ev = &ev_;
+  if (SYMMEM_DFX_UNLIKELY(d.tools_ != 0))
+    for (auto& h : d.hooks_) h->coll_begin(ev_);
+}
+
+CollScope::~CollScope() {
+  if (!outer_) return;
+  Page* p = d_.page_;
+  if (SYMMEM_DFX_UNLIKELY(d_.tools_ != 0))
+    for (auto& h : d_.hooks_) h->coll_end(ev_);
+  CollRecord& r = *ev_.record;
+  r.done = 1;  // one word: readers need no sequence for it
+  p->call_id.store(prev_call_, std::memory_order_relaxed);
+  p->state.store(prev_state_, std::memory_order_release);
+  bump(p->progress);
+  t_coll = nullptr;
+  t_coll_ev = nullptr;
+}
+
+const CollEvent* CollScope::current() { return t_coll_ev; }
+
+// ---------------------------------------------------------------- allocations and names
+
+void Dfx::allocated(uint64_t offset, uint64_t size) {
+  const uint32_t number = ++alloc_count_;
+  allocs_[offset] = Allocation{number, offset, size, {}};
+  for (auto& h : hooks_) h->allocated(offset, size, number);
+}
+
+void Dfx::freed(uint64_t offset) {
+  for (auto& h : hooks_) h->freed(offset);
+  allocs_.erase(offset);
+}
+
+const Allocation* Dfx::allocation_of(const void* addr, size_t n) const {
+  const uint64_t off = reinterpret_cast<uintptr_t>(addr) - heap_;
+  if (off >= heap_size_) return nullptr;
+  auto it = allocs_.upper_bound(off);
+  if (it == allocs_.begin()) return nullptr;
+  --it;
+  const Allocation& a = it->second;
+  if (off - a.offset >= a.size || n > a.size - (off - a.offset)) return nullptr;
+  return &a;
+}
+
+bool Dfx::set_name(const void* addr, const std::string& name) {
+  const Allocation* a = allocation_of(addr, 1);
+  if (!a) return false;
+  allocs_[a->offset].name = name;
+  return true;
+}
+
+std::string Dfx::describe(const void* addr) const {
+  const uintptr_t x = reinterpret_cast<uintptr_t>(addr);
+  char buf[160];
+  if (x - static_start_ < static_size_) {
+    std::snprintf(buf, sizeof buf, "static data +0x%" PRIxPTR, x - static_start_);
+    return buf;
+  }
+  if (x - heap_ >= heap_size_) {
+    std::snprintf(buf, sizeof buf, "%p (not symmetric)", addr);
+    return buf;
+  }
+  const Allocation* a = allocation_of(addr, 1);
+  if (!a) {
+    std::snprintf(buf, sizeof buf, "heap +%" PRIu64 " (no live allocation)", uint64_t(x - heap_));
+    return buf;
+  }
+  std::string size = format_size(a->size);
+  if (a->name.empty())
+    std::snprintf(buf, sizeof buf, "allocation #%u (%s) +%" PRIu64, a->number, size.c_str(),
+                  uint64_t(x - heap_ - a->offset));
+  else
+    std::snprintf(buf, sizeof buf, "'%s' (allocation #%u, %s) +%" PRIu64, a->name.c_str(), a->number, size.c_str(),
+                  uint64_t(x - heap_ - a->offset));
+  return buf;
+}
+
+}  // namespace symmem::dfx

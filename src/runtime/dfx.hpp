@@ -1,0 +1,210 @@
+// DFX core: the per-PE status page (dfx_page.hpp) kept up to date by the runtime, and the
+// hooks through which the tools (checks, statistics, trace, race check) see every operation.
+//
+// Cost. The status page is always kept: blocking calls (collectives, barriers, allocation)
+// write a few words of their own PE's page on entry and exit, and a wait describes itself
+// only once it goes to sleep. Point-to-point operations touch nothing unless a tool is on:
+// OpScope is one load and one predictable branch when Dfx::tools_ is 0.
+//
+// Tools. Each is a ToolHooks object made at init when its variable is set (Dfx::init); the
+// hooks call every tool that is on, out of line.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/dfx_page.hpp"
+
+namespace symmem {
+class Config;
+}
+
+namespace symmem::dfx {
+
+#define SYMMEM_DFX_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+enum Tool : uint32_t { kToolCheck = 1, kToolStats = 2, kToolTrace = 4, kToolRace = 8 };
+
+// One point-to-point operation, as the tools see it.
+struct OpEvent {
+  Op op;
+  const char* call;     // the API's name of the call ("shmem_putmem", "put")
+  int pe;               // target PE (world)
+  const void* addr;     // symmetric address (this PE's copy) of the remote side
+  size_t bytes;
+  const void* local;    // the local buffer (source of a put, destination of a get), or null
+  uint64_t t0_ns;       // set by the trace/stats tools when they need it
+  void* call_site;      // return address into the caller, when known
+};
+
+// One collective (or collective memory call), as this PE entered it.
+struct CollEvent {
+  Op op;
+  int lane;                    // team slot, or kActiveSetLane
+  uint32_t team_seq;           // this PE's number of this collective on the lane
+  int start, stride, size, me;  // the PEs taking part (world numbers) and this PE's index
+  int root;                    // -1 where none
+  size_t bytes;                // per-PE (per-block) bytes
+  uint32_t elem_size;
+  uint32_t redop;              // reduction kernel id, 0 none
+  const void* dest;
+  const void* src;
+  CollRecord* record;          // this PE's page record of it
+  uint64_t t0_ns;
+};
+
+class ToolHooks {
+ public:
+  virtual ~ToolHooks() = default;
+  virtual void op_begin(OpEvent&) {}
+  virtual void op_end(OpEvent&) {}
+  virtual void coll_begin(CollEvent&) {}
+  virtual void coll_end(CollEvent&) {}
+  // A wait went to sleep (rec is this PE's page record) / woke up done.
+  virtual void wait_sleep(const WaitRecord&) {}
+  virtual void wait_done(const WaitRecord&) {}
+  // A collective allocation (offset in the heap, size) succeeded / a block was freed.
+  virtual void allocated(uint64_t /*offset*/, uint64_t /*size*/, uint32_t /*number*/) {}
+  virtual void freed(uint64_t /*offset*/) {}
+  // Collective: called on every PE at the start of finalize, while communication works.
+  virtual void finalize() {}
+};
+
+// A wait's description, filled in only when it goes to sleep.
+struct WaitDesc {
+  Op op = Op::kWait;
+  const char* call = nullptr;
+  int owner = -1;
+  int cmp = -1;
+  uint32_t width = 0, nwords = 1;
+  const void* addr = nullptr;
+  uint64_t expect = 0;
+};
+
+// One symmetric allocation, for naming addresses in reports.
+struct Allocation {
+  uint32_t number;  // 1, 2, ... in call order (the same on every PE)
+  uint64_t offset, size;
+  std::string name;  // set by shmemx_set_name / symmem::Runtime::set_name, else empty
+};
+
+class Dfx {
+ public:
+  Dfx();
+  ~Dfx();
+  // Reads the tools' variables; the page is a private one until attach().
+  void init(void* impl, const Config& cfg, int rank, int npes);
+  // The heap is up: from now on the state lives in this PE's metadata page.
+  void attach(Page* page, int pid);
+  void finalize();  // collective: the tools' finalize, then the page says kFinalized
+
+  uint32_t tools_ = 0;  // Tool bits; 0: every hook below returns at once
+  Page* page() const { return page_; }
+  uint16_t intern(const char* call);
+
+  // ---- hooks (called through the scopes below) ----
+  OpEvent* op_begin(Op op, const char* call, const void* addr, size_t n, int pe, const void* local, void* site);
+  void op_end(OpEvent* ev);
+  void wait_sleep(const WaitDesc& d);
+  void wait_done();
+  void allocated(uint64_t offset, uint64_t size);
+  void freed(uint64_t offset);
+
+  // Names an address for a report: "'halo' (malloc #3, 64 KiB) +4096", "static +0x40".
+  std::string describe(const void* addr) const;
+  // Gives the live allocation that starts at (or contains) addr a name for reports.
+  bool set_name(const void* addr, const std::string& name);
+  // The live allocation containing [addr, addr+n), or null.
+  const Allocation* allocation_of(const void* addr, size_t n) const;
+  void set_heap(uintptr_t heap, uint64_t size, uintptr_t static_start, uint64_t static_size) {
+    heap_ = heap, heap_size_ = size, static_start_ = static_start, static_size_ = static_size;
+  }
+
+  std::vector<std::unique_ptr<ToolHooks>> hooks_;
+  void* impl_ = nullptr;  // Runtime::Impl*, for the tools
+
+ private:
+  friend class CallScope;
+  friend class CollScope;
+  Page* page_;
+  std::unique_ptr<Page> own_;  // before attach
+  struct NameSlot {
+    const char* key = nullptr;
+    uint16_t id = 0;
+  };
+  NameSlot cache_[512];
+  uintptr_t heap_ = 0, static_start_ = 0;
+  uint64_t heap_size_ = 0, static_size_ = 0;
+  uint32_t alloc_count_ = 0;
+  std::map<uint64_t, Allocation> allocs_;  // by offset
+};
+
+// A point-to-point operation. Off: one load and a branch here, one in the destructor.
+class OpScope {
+ public:
+  OpScope(Dfx& d, Op op, const char* call, const void* addr, size_t n, int pe, const void* local = nullptr)
+      : ev_(SYMMEM_DFX_UNLIKELY(d.tools_ != 0) ? d.op_begin(op, call, addr, n, pe, local, __builtin_return_address(0))
+                                            : nullptr),
+        d_(&d) {}
+  ~OpScope() {
+    if (SYMMEM_DFX_UNLIKELY(ev_ != nullptr)) d_->op_end(ev_);
+  }
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+
+ private:
+  OpEvent* ev_;
+  Dfx* d_;
+};
+
+// A blocking call that is not a collective (quiet on a slow route, lock): the page names it
+// while it runs.
+class CallScope {
+ public:
+  CallScope(Dfx& d, const char* call);
+  ~CallScope();
+
+ private:
+  Dfx& d_;
+  uint32_t prev_call_;
+  uint32_t prev_state_;
+};
+
+struct CollArgs {
+  int root = -1;
+  size_t bytes = 0;
+  uint32_t elem_size = 0;
+  uint32_t redop = 0;
+  const void* dest = nullptr;
+  const void* src = nullptr;
+};
+
+// A collective on one team lane: numbered, recorded in the page's ring, shown to the tools.
+// A collective inside another (the barrier of a malloc, the syncs of a broadcast) is part
+// of the outer one and records nothing.
+class CollScope {
+ public:
+  CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me, const CollArgs& a = {});
+  ~CollScope();
+  CollScope(const CollScope&) = delete;
+  CollScope& operator=(const CollScope&) = delete;
+  static const CollEvent* current();  // this thread's outermost collective, or null
+
+ private:
+  Dfx& d_;
+  bool outer_;
+  uint32_t prev_call_ = 0, prev_state_ = 0;
+  CollEvent ev_{};
+};
+
+uint64_t now_ns();  // CLOCK_MONOTONIC
+
+// The tool behind `bit`, made for the instance `impl` (a Runtime::Impl*), or null when this
+// library has none (dfx_tools.cpp: one line per tool).
+std::unique_ptr<ToolHooks> make_tool(Tool bit, void* impl, const Config& cfg);
+
+}  // namespace symmem::dfx

@@ -1,0 +1,116 @@
+// The DFX status page: what a PE is doing, in its metadata region (MetaFixed::dfx), written
+// by the PE and read by its peers and by symmem-run without the PE's help, even while it is
+// stuck in user code or stopped. Plain layout (no pointers): another process maps it.
+//
+// Readers see words that change under them. Each multi-word record carries a sequence word
+// (odd while its writer is inside it); a reader copies the record and accepts the copy only
+// when the sequence word was even and unchanged around the copy (read_stable below).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+namespace symmem::dfx {
+
+inline constexpr uint64_t kPageMagic = 0x3170676678666473ull;  // "sdfxgpg1"
+inline constexpr uint32_t kPageVersion = 1;
+inline constexpr int kTeamLanes = 65;       // team slots 0..63, lane 64: pSync active sets
+inline constexpr int kActiveSetLane = 64;
+inline constexpr int kCollRing = 64;        // recent collectives, all teams together
+inline constexpr int kNames = 256;          // interned call names
+inline constexpr int kNameLen = 32;
+
+// What a PE is doing now, as a reader sees it.
+enum class State : uint32_t {
+  kInit = 0,       // before init completed
+  kUser = 1,       // running its own code
+  kInCall = 2,     // inside a blocking library call (collective, barrier, wait, alloc)
+  kWaiting = 3,    // that call has gone to sleep waiting (see Page::wait)
+  kFinalized = 4,  // after finalize
+};
+const char* state_name(State s);
+
+// What an operation is, for the page, the hooks and every tool's report.
+enum class Op : uint16_t {
+  kNone = 0,
+  // point to point
+  kPut, kGet, kPutNbi, kGetNbi, kAmo, kAmoFetch, kPutSignal, kSignal, kWait, kTest, kLock, kQuiet, kFence,
+  // collectives (one per team and sequence number)
+  kBarrier, kSync, kBroadcast, kCollect, kFcollect, kAlltoall, kAlltoalls, kReduce, kScan,
+  kAlloc, kFree, kTeamSplit, kTeamDestroy,
+  kCount
+};
+const char* op_name(Op op);
+inline bool is_collective(Op op) { return op >= Op::kBarrier && op < Op::kCount; }
+
+// A wait that has gone to sleep: the word(s) it waits on and what it expects.
+struct WaitRecord {
+  std::atomic<uint32_t> seq;
+  uint16_t op;        // Op
+  uint16_t call_id;   // Page::names index of the call
+  int32_t owner;      // PE whose memory holds the word
+  int32_t cmp;        // p2p::Cmp of a wait_until; -1: a sync word (value - expect >= 0)
+  uint32_t width;     // bytes of each word
+  uint32_t nwords;    // words of a vector wait (1 for scalars)
+  uint64_t addr;      // symmetric address (the owner's copy, in the job's global layout)
+  uint64_t expect;    // value compared with (bits)
+  int32_t team_lane;  // collective being waited in, or -1
+  uint32_t team_seq;
+  uint64_t since_ns;  // CLOCK_MONOTONIC when the wait went to sleep
+};
+
+// One collective as this PE called it.
+struct CollRecord {
+  std::atomic<uint32_t> seq;  // record sequence (odd while written)
+  uint16_t op;                // Op
+  uint16_t lane;              // team slot, or kActiveSetLane
+  uint32_t team_seq;          // this PE's number of this collective on the lane (1, 2, ...)
+  uint32_t done;              // 1 once this PE left the collective
+  int32_t root;               // -1 where none
+  uint32_t elem_size;
+  uint64_t bytes;             // this PE's bytes (per member block for collect-style ops)
+  uint32_t redop;             // reduction kernel id, 0 when none
+  uint32_t call_id;
+  uint64_t dest, src;         // symmetric addresses
+  uint64_t call_site;         // return address into the caller, 0 when unknown
+};
+
+struct alignas(64) Page {
+  uint64_t magic;
+  uint32_t version;
+  int32_t pid;
+  int32_t rank;
+  int32_t npes;
+  std::atomic<uint32_t> state;   // State
+  std::atomic<uint32_t> tools;   // bits of the tools switched on (dfx.hpp Tool)
+  // Bumped when a blocking call ends: a reader that sees it unchanged across two looks and
+  // the state kWaiting knows this PE has not moved in between.
+  std::atomic<uint64_t> progress;
+  std::atomic<uint32_t> call_id;  // current blocking call (names index), 0 none
+  uint32_t pad0;
+  std::atomic<uint64_t> call_site;
+  alignas(64) WaitRecord wait;
+  // Per lane: this PE's number of its latest collective there (0: none yet).
+  alignas(64) std::atomic<uint32_t> lane_seq[kTeamLanes];
+  alignas(64) std::atomic<uint64_t> coll_count;  // records written; record i at colls[i % kCollRing]
+  CollRecord colls[kCollRing];
+  std::atomic<uint32_t> name_count;
+  char names[kNames][kNameLen];
+};
+
+// Copies a record of `T` (which starts with its sequence word) into *out once it is stable;
+// false when the writer kept changing it (a reader then shows it as "changing").
+template <class T>
+bool read_stable(const T& rec, T* out, int tries = 100) {
+  for (int i = 0; i < tries; ++i) {
+    const uint32_t s0 = rec.seq.load(std::memory_order_acquire);
+    if (s0 & 1) continue;
+    std::memcpy(static_cast<void*>(out), static_cast<const void*>(&rec), sizeof(T));
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (rec.seq.load(std::memory_order_relaxed) == s0) return true;
+  }
+  return false;
+}
+
+}  // namespace symmem::dfx
