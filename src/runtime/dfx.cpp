@@ -166,6 +166,10 @@ void Dfx::wait_sleep(const WaitDesc& d) {
   for (auto& h : hooks_) h->wait_sleep(w);
 }
 
+void Dfx::wait_tick() {
+  for (auto& h : hooks_) h->wait_tick(page_->wait);
+}
+
 void Dfx::wait_done() {
   Page* p = page_;
   for (auto& h : hooks_) h->wait_done(p->wait);
@@ -220,6 +224,7 @@ CollScope::CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, i
   r.dest = reinterpret_cast<uintptr_t>(a.dest);
   r.src = reinterpret_cast<uintptr_t>(a.src);
   r.call_site = 0;
+  r.t_enter_ns = d.tools_ ? now_ns() : 0;
   r.seq.store(rs + 2, std::memory_order_release);
   p->coll_count.store(k + 1, std::memory_order_release);
   prev_call_ = p->call_id.load(std::memory_order_relaxed);

@@ -67,6 +67,9 @@ class ToolHooks {
   // A wait went to sleep (rec is this PE's page record) / woke up done.
   virtual void wait_sleep(const WaitRecord&) {}
   virtual void wait_done(const WaitRecord&) {}
+  // Once per sleep of a wait (at most about SYMMEM_WAIT_MAX_SLEEP_US apart): the place to
+  // look around when a wait lasts (stall scans, hang deadlines).
+  virtual void wait_tick(const WaitRecord&) {}
   // A collective allocation (offset in the heap, size) succeeded / a block was freed.
   virtual void allocated(uint64_t /*offset*/, uint64_t /*size*/, uint32_t /*number*/) {}
   virtual void freed(uint64_t /*offset*/) {}
@@ -110,6 +113,7 @@ class Dfx {
   OpEvent* op_begin(Op op, const char* call, const void* addr, size_t n, int pe, const void* local, void* site);
   void op_end(OpEvent* ev);
   void wait_sleep(const WaitDesc& d);
+  void wait_tick();
   void wait_done();
   void allocated(uint64_t offset, uint64_t size);
   void freed(uint64_t offset);

@@ -74,6 +74,7 @@ struct CollRecord {
   uint32_t call_id;
   uint64_t dest, src;         // symmetric addresses
   uint64_t call_site;         // return address into the caller, 0 when unknown
+  uint64_t t_enter_ns;        // CLOCK_MONOTONIC at entry when a tool is on, else 0
 };
 
 struct alignas(64) Page {

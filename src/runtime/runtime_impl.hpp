@@ -252,6 +252,8 @@ struct Runtime::Impl {
           describe(d);
           dfx_.wait_sleep(d);
           described = true;
+        } else if (SYMMEM_UNLIKELY(dfx_.tools_ != 0)) {
+          dfx_.wait_tick();
         }
         sleep_once(b);
       }
