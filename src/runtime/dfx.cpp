@@ -104,9 +104,12 @@ void Dfx::finalize() {
 
 uint16_t Dfx::intern(const char* call) {
   if (!call) return 0;
-  const size_t h = (reinterpret_cast<uintptr_t>(call) >> 3) % (sizeof(cache_) / sizeof(cache_[0]));
-  if (SYMMEM_DFX_UNLIKELY(cache_[h].key != call)) {
+  const uintptr_t key = reinterpret_cast<uintptr_t>(call);
+  std::atomic<uint64_t>& slot = cache_[(key >> 3) % (sizeof(cache_) / sizeof(cache_[0]))];
+  const uint64_t e = slot.load(std::memory_order_relaxed);
+  if (SYMMEM_DFX_UNLIKELY((e >> 16) != key)) {
     // Another pointer may carry the same text (another translation unit): look in the page.
+    std::lock_guard<std::mutex> lock(names_mu_);
     Page* p = page_;
     const uint32_t n = p->name_count.load(std::memory_order_relaxed);
     uint32_t id = 0;
@@ -121,9 +124,10 @@ uint16_t Dfx::intern(const char* call) {
       p->name_count.store(n + 1, std::memory_order_release);
       id = n;
     }
-    cache_[h] = {call, uint16_t(id)};  // id 0 when the table is full: shown as "?"
+    slot.store((uint64_t(key) << 16) | id, std::memory_order_relaxed);  // id 0 when full: shown as "?"
+    return uint16_t(id);
   }
-  return cache_[h].id;
+  return uint16_t(e & 0xffff);
 }
 
 // ---------------------------------------------------------------- point to point
@@ -143,9 +147,15 @@ void Dfx::op_end(OpEvent* ev) {
 
 // ---------------------------------------------------------------- waits
 
-void Dfx::wait_sleep(const WaitDesc& d) {
+bool Dfx::wait_sleep(const WaitDesc& d) {
   Page* p = page_;
   WaitRecord& w = p->wait;
+  // Claim the record; a wait of another thread that holds it stays shown.
+  uint32_t free = 0;
+  if (!w.held.compare_exchange_strong(free, 1, std::memory_order_acquire)) {
+    p->state.store(uint32_t(State::kWaiting), std::memory_order_release);
+    return false;
+  }
   const uint32_t s = w.seq.load(std::memory_order_relaxed);
   w.seq.store(s + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
@@ -164,19 +174,25 @@ void Dfx::wait_sleep(const WaitDesc& d) {
   w.seq.store(s + 2, std::memory_order_release);
   p->state.store(uint32_t(State::kWaiting), std::memory_order_release);
   for (auto& h : hooks_) h->wait_sleep(w);
+  return true;
 }
 
 void Dfx::wait_tick() {
   for (auto& h : hooks_) h->wait_tick(page_->wait);
 }
 
-void Dfx::wait_done() {
+void Dfx::wait_done(bool described) {
   Page* p = page_;
-  for (auto& h : hooks_) h->wait_done(p->wait);
-  const uint32_t s = p->wait.seq.load(std::memory_order_relaxed);
-  p->wait.seq.store(s + 1, std::memory_order_relaxed);
-  p->wait.op = uint16_t(Op::kNone);
-  p->wait.seq.store(s + 2, std::memory_order_release);
+  if (described) {
+    for (auto& h : hooks_) h->wait_done(p->wait);
+    WaitRecord& w = p->wait;
+    const uint32_t s = w.seq.load(std::memory_order_relaxed);
+    w.seq.store(s + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    w.op = uint16_t(Op::kNone);
+    w.seq.store(s + 2, std::memory_order_release);
+    w.held.store(0, std::memory_order_release);
+  }
   // Back to the enclosing call (a collective's, say) or to user code.
   p->state.store(uint32_t(p->call_id.load(std::memory_order_relaxed) ? State::kInCall : State::kUser),
                  std::memory_order_release);
@@ -200,6 +216,7 @@ CallScope::~CallScope() {
   bump(p->progress);
 }
 
+#if SYMMEM_DFX_HOOKS
 CollScope::CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me, const CollArgs& a)
     : d_(d), outer_(t_coll == nullptr) {
   if (!outer_) return;
@@ -207,7 +224,8 @@ CollScope::CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, i
   Page* p = d.page_;
   const uint32_t seq = p->lane_seq[lane].load(std::memory_order_relaxed) + 1;
   p->lane_seq[lane].store(seq, std::memory_order_relaxed);
-  const uint64_t k = p->coll_count.load(std::memory_order_relaxed);
+  // Threads of one PE may run collectives on different teams at once: each claims a slot.
+  const uint64_t k = p->coll_count.fetch_add(1, std::memory_order_relaxed);
   CollRecord& r = p->colls[k % kCollRing];
   const uint32_t rs = r.seq.load(std::memory_order_relaxed);
   r.seq.store(rs + 1, std::memory_order_relaxed);
@@ -215,7 +233,7 @@ CollScope::CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, i
   r.op = uint16_t(op);
   r.lane = uint16_t(lane);
   r.team_seq = seq;
-  r.done = 0;
+  r.done.store(0, std::memory_order_relaxed);
   r.root = a.root;
   r.elem_size = a.elem_size;
   r.bytes = a.bytes;
@@ -226,7 +244,6 @@ CollScope::CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, i
   r.call_site = 0;
   r.t_enter_ns = d.tools_ ? now_ns() : 0;
   r.seq.store(rs + 2, std::memory_order_release);
-  p->coll_count.store(k + 1, std::memory_order_release);
   prev_call_ = p->call_id.load(std::memory_order_relaxed);
   prev_state_ = p->state.load(std::memory_order_relaxed);
   p->call_id.store(r.call_id, std::memory_order_relaxed);
@@ -243,13 +260,15 @@ CollScope::~CollScope() {
   if (SYMMEM_DFX_UNLIKELY(d_.tools_ != 0))
     for (auto& h : d_.hooks_) h->coll_end(ev_);
   CollRecord& r = *ev_.record;
-  r.done = 1;  // one word: readers need no sequence for it
+  r.done.store(1, std::memory_order_release);  // one word: readers need no sequence for it
   p->call_id.store(prev_call_, std::memory_order_relaxed);
   p->state.store(prev_state_, std::memory_order_release);
   bump(p->progress);
   t_coll = nullptr;
   t_coll_ev = nullptr;
 }
+
+#endif
 
 const CollEvent* CollScope::current() { return t_coll_ev; }
 

@@ -12,8 +12,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,10 @@ class Config;
 namespace symmem::dfx {
 
 #define SYMMEM_DFX_UNLIKELY(x) __builtin_expect(!!(x), 0)
+// -DSYMMEM_DFX=OFF (CMake) compiles every hook out, for measuring what they cost.
+#ifndef SYMMEM_DFX_HOOKS
+#define SYMMEM_DFX_HOOKS 1
+#endif
 
 enum Tool : uint32_t { kToolCheck = 1, kToolStats = 2, kToolTrace = 4, kToolRace = 8 };
 
@@ -112,9 +118,11 @@ class Dfx {
   // ---- hooks (called through the scopes below) ----
   OpEvent* op_begin(Op op, const char* call, const void* addr, size_t n, int pe, const void* local, void* site);
   void op_end(OpEvent* ev);
-  void wait_sleep(const WaitDesc& d);
+  // False when another thread of this PE holds the page's wait record (the state still
+  // says waiting; this wait is then not described).
+  bool wait_sleep(const WaitDesc& d);
   void wait_tick();
-  void wait_done();
+  void wait_done(bool described);
   void allocated(uint64_t offset, uint64_t size);
   void freed(uint64_t offset);
 
@@ -136,17 +144,17 @@ class Dfx {
   friend class CollScope;
   Page* page_;
   std::unique_ptr<Page> own_;  // before attach
-  struct NameSlot {
-    const char* key = nullptr;
-    uint16_t id = 0;
-  };
-  NameSlot cache_[512];
+  // Interned names by the caller's pointer: (pointer << 16) | id in one word, so that threads
+  // never see a torn entry; the page's table is filled under names_mu_.
+  std::atomic<uint64_t> cache_[512] = {};
+  std::mutex names_mu_;
   uintptr_t heap_ = 0, static_start_ = 0;
   uint64_t heap_size_ = 0, static_size_ = 0;
   uint32_t alloc_count_ = 0;
   std::map<uint64_t, Allocation> allocs_;  // by offset
 };
 
+#if SYMMEM_DFX_HOOKS
 // A point-to-point operation. Off: one load and a branch here, one in the destructor.
 class OpScope {
  public:
@@ -164,6 +172,14 @@ class OpScope {
   OpEvent* ev_;
   Dfx* d_;
 };
+
+#else
+class OpScope {
+ public:
+  template <class... A>
+  explicit OpScope(A&&...) {}
+};
+#endif
 
 // A blocking call that is not a collective (quiet on a slow route, lock): the page names it
 // while it runs.
@@ -192,8 +208,12 @@ struct CollArgs {
 // of the outer one and records nothing.
 class CollScope {
  public:
+#if SYMMEM_DFX_HOOKS
   CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me, const CollArgs& a = {});
   ~CollScope();
+#else
+  CollScope(Dfx& d, Op, int, int, int, int, int, const CollArgs& = {}) : d_(d), outer_(false) {}
+#endif
   CollScope(const CollScope&) = delete;
   CollScope& operator=(const CollScope&) = delete;
   static const CollEvent* current();  // this thread's outermost collective, or null

@@ -47,6 +47,7 @@ inline bool is_collective(Op op) { return op >= Op::kBarrier && op < Op::kCount;
 // A wait that has gone to sleep: the word(s) it waits on and what it expects.
 struct WaitRecord {
   std::atomic<uint32_t> seq;
+  std::atomic<uint32_t> held;  // 1 while a wait of this PE owns the record
   uint16_t op;        // Op
   uint16_t call_id;   // Page::names index of the call
   int32_t owner;      // PE whose memory holds the word
@@ -66,7 +67,7 @@ struct CollRecord {
   uint16_t op;                // Op
   uint16_t lane;              // team slot, or kActiveSetLane
   uint32_t team_seq;          // this PE's number of this collective on the lane (1, 2, ...)
-  uint32_t done;              // 1 once this PE left the collective
+  std::atomic<uint32_t> done;  // 1 once this PE left the collective
   int32_t root;               // -1 where none
   uint32_t elem_size;
   uint64_t bytes;             // this PE's bytes (per member block for collect-style ops)
@@ -94,7 +95,7 @@ struct alignas(64) Page {
   alignas(64) WaitRecord wait;
   // Per lane: this PE's number of its latest collective there (0: none yet).
   alignas(64) std::atomic<uint32_t> lane_seq[kTeamLanes];
-  alignas(64) std::atomic<uint64_t> coll_count;  // records written; record i at colls[i % kCollRing]
+  alignas(64) std::atomic<uint64_t> coll_count;  // records claimed; record i at colls[i % kCollRing]
   CollRecord colls[kCollRing];
   std::atomic<uint32_t> name_count;
   char names[kNames][kNameLen];

@@ -237,7 +237,7 @@ struct Runtime::Impl {
     p.spin = budget < p.spin ? budget : p.spin;
     Backoff b(p);
     int polls = 0;
-    bool described = false;
+    int described = 0;  // 1: this wait holds the page's wait record; 2: another wait does
     do {
       ++polls;
       if (SYMMEM_UNLIKELY(ucx_ != nullptr)) ucx_->progress();  // serve remote operations while waiting
@@ -247,18 +247,18 @@ struct Runtime::Impl {
         // The slow path: is the job failing (a PE died or stopped)? One load per sleep.
         if (SYMMEM_UNLIKELY(failing_word_->load(std::memory_order_relaxed) != 0)) job_failing_seen();
         if (SYMMEM_UNLIKELY(wait_check_ != nullptr)) wait_check_();  // Runtime::set_wait_check
-        if (SYMMEM_UNLIKELY(!described)) {
+        if (!SYMMEM_DFX_HOOKS) {
+        } else if (SYMMEM_UNLIKELY(!described)) {
           dfx::WaitDesc d;
           describe(d);
-          dfx_.wait_sleep(d);
-          described = true;
+          described = dfx_.wait_sleep(d) ? 1 : 2;
         } else if (SYMMEM_UNLIKELY(dfx_.tools_ != 0)) {
           dfx_.wait_tick();
         }
         sleep_once(b);
       }
     } while (!done());
-    if (SYMMEM_UNLIKELY(described)) dfx_.wait_done();
+    if (SYMMEM_UNLIKELY(described)) dfx_.wait_done(described == 1);
     const int next = polls <= p.spin ? std::min(wait_.spin, budget + budget / 8 + 1) : std::max(kMinSpin, budget / 2);
     if (next != budget) spin_budget_.store(next, std::memory_order_relaxed);
   }
