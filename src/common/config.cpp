@@ -176,6 +176,10 @@ std::vector<Config::Entry> Config::describe() const {
                  origin[size_t(Id::field)].source, origin[size_t(Id::field)].from});
 #include "common/tunables.def"
 #undef SYMMEM_TUNABLE
+  // A unique id carries the job's secret: say that it is set, never what it is.
+  for (auto& e : out)
+    if (e.env == "SYMMEM_UNIQUEID" && !e.value.empty())
+      e.value = "(hidden: " + std::to_string(e.value.size()) + " characters)";
   return out;
 }
 
@@ -245,6 +249,7 @@ const std::vector<OtherVariable>& other_variables() {
       {"SYMMEM_CXX", "oshc++: the C++ compiler"},
       {"SHMEM_CXX", "oshc++: the C++ compiler"},
       {"SYMMEM_RUN", "test drivers: the symmem-run to use"},
+      {"SYMMEM_TEST_*", "test programs and drivers: their own variables"},
   };
   return v;
 }
@@ -274,7 +279,8 @@ std::vector<std::string> known_names(bool with_aliases) {
   if (with_aliases && !sma_alias(env).empty()) names.push_back(sma_alias(env));
 #include "common/tunables.def"
 #undef SYMMEM_TUNABLE
-  for (const auto& o : other_variables()) names.push_back(o.name);
+  for (const auto& o : other_variables())
+    if (!std::strchr(o.name, '*')) names.push_back(o.name);
   return names;
 }
 

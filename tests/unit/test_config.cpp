@@ -204,6 +204,17 @@ TEST_F(ConfigEnvTest, SourceIsDefaultEnvOrApi) {
   EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 2) << table;  // header + one row
 }
 
+TEST_F(ConfigEnvTest, UniqueIdIsNeverShown) {
+  const std::string uid = "symmem-uid1:" + std::string(272, 'a');
+  ::setenv("SYMMEM_UNIQUEID", uid.c_str(), 1);
+  auto c = Config::from_env();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->uniqueid_text, uid);
+  std::string table = tunable_table(*c);
+  EXPECT_EQ(table.find("aaaa"), std::string::npos) << table;
+  EXPECT_NE(table.find("(hidden: 284 characters)"), std::string::npos) << table;
+}
+
 TEST_F(ConfigEnvTest, FromEnvAllCollectsEveryError) {
   ::setenv("SHMEM_SYMMETRIC_SIZE", "12Q", 1);
   ::setenv("SYMMEM_OP_TIMEOUT", "soon", 1);

@@ -46,7 +46,9 @@ std::string cpu_list(const cpu_set_t& set) {
     if (!CPU_ISSET(c, &set)) continue;
     int e = c;
     while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &set)) ++e;
-    out += (out.empty() ? "" : ",") + std::to_string(c) + (e > c ? "-" + std::to_string(e) : "");
+    if (!out.empty()) out += ',';
+    out += std::to_string(c);
+    if (e > c) out.append("-").append(std::to_string(e));
     c = e;
   }
   return out;
@@ -61,7 +63,8 @@ double cpu_quota(std::string* from) {
   while (std::getline(cg, line)) {
     size_t a = line.find(':'), b = line.find(':', a + 1);
     if (a == std::string::npos || b == std::string::npos) continue;
-    std::string ctl = "," + line.substr(a + 1, b - a - 1) + ",";
+    std::string ctl(",");
+    ctl.append(line, a + 1, b - a - 1).append(",");
     if (ctl == ",,") v2 = true, v2_path = line.substr(b + 1);
     else if (ctl.find(",cpu,") != std::string::npos) v1 = true, v1_path = line.substr(b + 1);
   }
@@ -76,7 +79,9 @@ double cpu_quota(std::string* from) {
     std::string type, source, super;
     f >> type >> source >> super;
     if (type == "cgroup2") v2_mount = mount, v2_root = root;
-    if (type == "cgroup" && ("," + super + ",").find(",cpu,") != std::string::npos) v1_mount = mount, v1_root = root;
+    std::string opts_list(",");
+    opts_list.append(super).append(",");
+    if (type == "cgroup" && opts_list.find(",cpu,") != std::string::npos) v1_mount = mount, v1_root = root;
   }
   double best = 0;
   auto consider = [&](double cpus, const std::string& file) {
