@@ -126,11 +126,7 @@ Check run_check(const Options& o, const Config& cfg, const std::vector<std::stri
   Check c;
   pes_on_node(o, &c);
   for (const auto& e : errors) c.problems.push_back(e + ": init would stop here; correct the value");
-  for (const auto& u : unknown)
-    c.problems.push_back(u.suggestion.empty() ? u.name + " is not a symmem variable: it is ignored; unset it, or see "
-                                                         "symmem-info for the names symmem reads"
-                                              : u.name + " is not a symmem variable: rename it to " + u.suggestion +
-                                                    " (did you mean " + u.suggestion + "?)");
+  for (const auto& u : unknown) c.problems.push_back(u.message() + (u.suggestion.empty() ? "" : " (rename it)"));
   const auto& origin = cfg.origin[size_t(Config::Id::symmetric_size)];
   const uint64_t heap = cfg.symmetric_size;
   const long double want = (long double)heap * c.npes;
