@@ -97,6 +97,10 @@ def test_text():
     check(r[1:5] == ["Size", "16G", "16G", "default"], "SHMEM_SYMMETRIC_SIZE row: %s" % r)
     row(out, "SYMMEM_RANK")  # the launcher's variables are listed too
     check("is not a symmem variable" not in out, out)
+    check(info("--help").stdout.startswith("usage: symmem-info"), "--help")
+    p = info("--no-such-flag", rc=2)
+    check("unknown argument '--no-such-flag'" in p.stderr, p.stderr)
+    info("-n", "0", "--check", rc=2)
 
 
 def test_json():
