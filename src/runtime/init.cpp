@@ -25,12 +25,14 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "bootstrap/launcher_env_detect.hpp"
 #include "bootstrap/unique_id.hpp"
 #include "common/log.hpp"
 #include "runtime/runtime_impl.hpp"
+#include "shmem.h"
 
 #ifndef SYMMEM_LIBRARY_VERSION
 #define SYMMEM_LIBRARY_VERSION "unknown"
@@ -119,6 +121,39 @@ Result<StoreSecurity> requested_security(const InitAttr& a) {
   sec.crl_file = a.tls_crl;
   sec.cert_paths_from_env();
   return sec;
+}
+
+// InitAttr's fields replace the tunables they stand for; the table says "api" for them.
+void apply_init_attr(const InitAttr& a, Config* c) {
+  using Id = Config::Id;
+  if (a.init_timeout_s > 0) c->init_timeout = a.init_timeout_s, c->set_by_api(Id::init_timeout, "init_timeout");
+  if (a.op_timeout_s > 0) c->op_timeout = a.op_timeout_s, c->set_by_api(Id::op_timeout, "op_timeout");
+  if (a.heap_size) c->symmetric_size = a.heap_size, c->set_by_api(Id::symmetric_size, "heap_size");
+  if (!a.transport.empty() && a.transport != "auto") c->transport = a.transport, c->set_by_api(Id::transport, "transport");
+  if (!a.tls.empty()) c->store_tls = a.tls, c->set_by_api(Id::store_tls, "tls");
+  for (auto [value, field, id] : {std::tuple{&a.tls_ca_file, &c->tls_ca, Id::tls_ca},
+                                  std::tuple{&a.tls_ca_path, &c->tls_ca_path, Id::tls_ca_path},
+                                  std::tuple{&a.tls_cert, &c->tls_cert, Id::tls_cert},
+                                  std::tuple{&a.tls_key, &c->tls_key, Id::tls_key},
+                                  std::tuple{&a.tls_crl, &c->tls_crl, Id::tls_crl}})
+    if (!value->empty()) *field = *value, c->set_by_api(id, "tls path");
+}
+
+// PE 0 of the default instance, once per process: SHMEM_VERSION and SHMEM_INFO (the
+// standard's variables) print on stdout; a SYMMEM_* / SHMEM_* variable that symmem does not
+// know is named, with the nearest known name (common/config.hpp), on stderr.
+void announce_config(const Config& c) {
+  static std::atomic<bool> done{false};
+  if (done.exchange(true)) return;
+  for (const auto& u : unknown_variables()) log_pe(LogLevel::kWarn, 0, "%s", u.message().c_str());
+  if (!c.info && !c.version) return;
+  std::string text = std::string("symmem ") + SYMMEM_LIBRARY_VERSION + " (OpenSHMEM " +
+                     std::to_string(SHMEM_MAJOR_VERSION) + "." + std::to_string(SHMEM_MINOR_VERSION) + ")\n";
+  if (c.info)
+    text += "SHMEM_INFO: the variables symmem reads, with their values in this job and where each came from\n" +
+            tunable_table(c) + "(symmem-info prints this with the build, the node and a --check of the environment)\n";
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
 }
 
 std::string job_id_from(uint64_t h) {
@@ -424,9 +459,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   auto cfg = Config::from_env();
   if (!cfg.ok()) fail(cfg.status().code(), "init", "%s", cfg.status().message().c_str());
   cfg_ = *cfg;
-  if (attr.init_timeout_s > 0) cfg_.init_timeout = attr.init_timeout_s;
-  if (attr.op_timeout_s > 0) cfg_.op_timeout = attr.op_timeout_s;
-  if (attr.heap_size) cfg_.symmetric_size = attr.heap_size;
+  apply_init_attr(attr, &cfg_);
   LogLevel lvl;
   if (cfg_.debug) set_log_level(LogLevel::kDebug);
   else if (parse_log_level(cfg_.log_level.c_str(), &lvl)) set_log_level(lvl);
@@ -437,7 +470,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   if (auto m = commit_margin(cfg_.commit_margin, NodeMemory{}); !m.ok())
     fail(m.status().code(), "init", "%s", m.status().message().c_str());
   // The engine (aclshmem's MTE = shm, ROCE = ucx): the init attribute, else SYMMEM_TRANSPORT.
-  const std::string transport = !attr.transport.empty() && attr.transport != "auto" ? attr.transport : cfg_.transport;
+  const std::string transport = cfg_.transport;
   if (transport != "auto" && transport != "shm" && transport != "ucx")
     fail(Errc::kInvalidArgument, "init", "transport '%s' is not one of auto, shm, ucx (SYMMEM_TRANSPORT)",
          transport.c_str());
@@ -457,6 +490,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   env_.from_launcher = plan.from_launcher;
   if (instance_id_ == 0) set_log_pe(rank_);
   if (plan.how == "none") log_pe(LogLevel::kInfo, rank_, "no launcher found: running as a 1-PE job");
+  if (rank_ == 0 && instance_id_ == 0) announce_config(cfg_);
 
   // 3. the store
   hosted_store_ = std::move(plan.hosted);

@@ -1,7 +1,9 @@
-// The tunable registry: size and bool parsing, reading SHMEM_* / SYMMEM_* variables, and
-// describe() covering every line of tunables.def.
+// The tunable registry: size and bool parsing, reading SHMEM_* / SYMMEM_* variables (and
+// where each value came from), describe() covering every line of tunables.def, and the
+// names a misspelt variable is matched against.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -72,7 +74,10 @@ std::vector<std::string> all_env_names() {
 class ConfigEnvTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const auto& n : all_env_names()) {
+    auto names = all_env_names();
+    for (const auto& n : all_env_names())
+      if (n.rfind("SHMEM_", 0) == 0) names.push_back("SMA_" + n.substr(6));  // the deprecated twins
+    for (const auto& n : names) {
       const char* v = std::getenv(n.c_str());
       saved_.emplace_back(n, v ? std::optional<std::string>(v) : std::nullopt);
       ::unsetenv(n.c_str());
@@ -121,11 +126,11 @@ TEST_F(ConfigEnvTest, MalformedValueNamesTheVariable) {
   EXPECT_NE(c.status().message().find("SYMMEM_INIT_TIMEOUT"), std::string::npos) << c.status().message();
   ::unsetenv("SYMMEM_INIT_TIMEOUT");
 
-  ::setenv("SHMEM_DEBUG", "perhaps", 1);
+  ::setenv("SYMMEM_BIND", "perhaps", 1);
   c = Config::from_env();
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("SHMEM_DEBUG"), std::string::npos) << c.status().message();
-  ::unsetenv("SHMEM_DEBUG");
+  EXPECT_NE(c.status().message().find("SYMMEM_BIND"), std::string::npos) << c.status().message();
+  ::unsetenv("SYMMEM_BIND");
 
   ::setenv("SYMMEM_WAIT_SPIN", "12abc", 1);
   c = Config::from_env();
@@ -149,6 +154,130 @@ TEST_F(ConfigEnvTest, DescribeListsEveryTunable) {
   EXPECT_EQ(entries[0].env, "SHMEM_SYMMETRIC_SIZE");
   EXPECT_EQ(entries[0].value, "2G");
   EXPECT_EQ(entries[0].default_value, "16G");
+}
+
+// The standard's SHMEM_DEBUG / SHMEM_INFO / SHMEM_VERSION take "any" value: set is on,
+// except the words that say off.
+TEST_F(ConfigEnvTest, FlagsTakeAnyValue) {
+  for (const char* on : {"1", "yes", "perhaps", "verbose", "TRUE"}) {
+    ::setenv("SHMEM_DEBUG", on, 1);
+    ::setenv("SHMEM_INFO", on, 1);
+    auto c = Config::from_env();
+    ASSERT_TRUE(c.ok()) << on << ": " << c.status().to_string();
+    EXPECT_TRUE(c->debug) << on;
+    EXPECT_TRUE(c->info) << on;
+  }
+  for (const char* off : {"0", "no", "false", "OFF", ""}) {
+    ::setenv("SHMEM_INFO", off, 1);
+    EXPECT_FALSE(Config::from_env()->info) << "'" << off << "'";
+  }
+}
+
+TEST_F(ConfigEnvTest, SourceIsDefaultEnvOrApi) {
+  ::setenv("SYMMEM_INIT_TIMEOUT", "5", 1);
+  ::setenv("SMA_SYMMETRIC_SIZE", "1G", 1);
+  auto c = Config::from_env();
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_DOUBLE_EQ(c->init_timeout, 5.0);
+  EXPECT_EQ(c->symmetric_size, 1ull << 30);
+  auto at = [&](Config::Id id) { return c->origin[size_t(id)]; };
+  EXPECT_EQ(at(Config::Id::init_timeout).source, Source::kEnv);
+  EXPECT_EQ(at(Config::Id::init_timeout).from, "SYMMEM_INIT_TIMEOUT");
+  EXPECT_EQ(at(Config::Id::symmetric_size).source, Source::kEnv);
+  EXPECT_EQ(at(Config::Id::symmetric_size).from, "SMA_SYMMETRIC_SIZE");
+  EXPECT_EQ(at(Config::Id::op_timeout).source, Source::kDefault);
+  EXPECT_EQ(at(Config::Id::op_timeout).from, "");
+  // SHMEM_X wins over SMA_X
+  ::setenv("SHMEM_SYMMETRIC_SIZE", "2G", 1);
+  c = Config::from_env();
+  EXPECT_EQ(c->symmetric_size, 2ull << 30);
+  EXPECT_EQ(at(Config::Id::symmetric_size).from, "SHMEM_SYMMETRIC_SIZE");
+  c->symmetric_size = 32ull << 20;
+  c->set_by_api(Config::Id::symmetric_size, "heap_size");
+  auto e = c->describe();
+  EXPECT_EQ(e[0].value, "32M");
+  EXPECT_EQ(e[0].source, Source::kApi);
+  EXPECT_EQ(e[0].from, "heap_size");
+  std::string table = tunable_table(*c, "SYMMETRIC");
+  EXPECT_NE(table.find("32M"), std::string::npos) << table;
+  EXPECT_NE(table.find("api heap_size"), std::string::npos) << table;
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 2) << table;  // header + one row
+}
+
+TEST_F(ConfigEnvTest, UniqueIdIsNeverShown) {
+  const std::string uid = "symmem-uid1:" + std::string(272, 'a');
+  ::setenv("SYMMEM_UNIQUEID", uid.c_str(), 1);
+  auto c = Config::from_env();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->uniqueid_text, uid);
+  std::string table = tunable_table(*c);
+  EXPECT_EQ(table.find("aaaa"), std::string::npos) << table;
+  EXPECT_NE(table.find("(hidden: 284 characters)"), std::string::npos) << table;
+}
+
+TEST_F(ConfigEnvTest, FromEnvAllCollectsEveryError) {
+  ::setenv("SHMEM_SYMMETRIC_SIZE", "12Q", 1);
+  ::setenv("SYMMEM_OP_TIMEOUT", "soon", 1);
+  ::setenv("SYMMEM_INIT_TIMEOUT", "9", 1);
+  std::vector<std::string> errors;
+  Config c = Config::from_env_all(&errors);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_NE(errors[0].find("SHMEM_SYMMETRIC_SIZE"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("SYMMEM_OP_TIMEOUT"), std::string::npos) << errors[1];
+  EXPECT_EQ(c.symmetric_size, 16ull << 30);  // a malformed value keeps the default
+  EXPECT_EQ(c.origin[size_t(Config::Id::symmetric_size)].source, Source::kDefault);
+  EXPECT_DOUBLE_EQ(c.init_timeout, 9.0);
+}
+
+TEST(Names, EditDistance) {
+  EXPECT_EQ(edit_distance("SYMMEM_TRACE", "SYMMEM_TRACE"), 0u);
+  EXPECT_EQ(edit_distance("SYMMEM_TRACEE", "SYMMEM_TRACE"), 1u);
+  EXPECT_EQ(edit_distance("SYMMEM_BNID", "SYMMEM_BIND"), 1u);  // a transposition is one edit
+  EXPECT_EQ(edit_distance("symmem_bind", "SYMMEM_BIND"), 0u);  // case is ignored
+  EXPECT_EQ(edit_distance("SYMMEM_X", "SHMEM_X"), 2u);
+  EXPECT_EQ(edit_distance("", "ABC"), 3u);
+}
+
+TEST(Names, EveryTunableIsKnownAndItsNeighbourIsSuggested) {
+  for (const auto& n : all_env_names()) {
+    EXPECT_TRUE(is_known_variable(n)) << n;
+    EXPECT_EQ(nearest_known_variable(n + "X"), n) << n;  // the registry alone decides
+  }
+  EXPECT_TRUE(is_known_variable("SMA_SYMMETRIC_SIZE"));
+  EXPECT_TRUE(is_known_variable("SYMMEM_STORE_SECRET"));
+  EXPECT_TRUE(is_known_variable("SYMMEM_TEST_ANYTHING"));
+  EXPECT_FALSE(is_known_variable("SYMMEM_LOG_LEVE"));
+  EXPECT_EQ(nearest_known_variable("SYMMEM_LOG_LEVE"), "SYMMEM_LOG_LEVEL");
+  EXPECT_EQ(nearest_known_variable("SHMEM_LOG_LEVEL"), "SYMMEM_LOG_LEVEL");
+  EXPECT_EQ(nearest_known_variable("SYMMEM_SYMMETRIC_SIZE"), "SHMEM_SYMMETRIC_SIZE");
+  EXPECT_EQ(nearest_known_variable("SYMMEM_BNID"), "SYMMEM_BIND");
+  EXPECT_EQ(nearest_known_variable("SYMMEM_XYZZY"), "");
+  EXPECT_EQ(nearest_known_variable("SYMMEM_BI"), "");  // two edits from a 4-letter stem: too far
+}
+
+TEST(Names, UnknownVariablesOfAnEnvironment) {
+  std::vector<std::string> env = {"SYMMEM_LOG_LEVE=info", "SHMEM_SYMMETRIC_SIZE=1G", "SYMMEM_RANK=0",
+                                  "PATH=/bin",            "SHMEM_FOO_BAR_BAZ=1",     "SYMMEM_TEST_FN=x:y",
+                                  "SMA_DEBUGG=1",         "symmem_bind=1"};
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  auto u = unknown_variables(envp.data());
+  ASSERT_EQ(u.size(), 2u);
+  EXPECT_EQ(u[0].name, "SHMEM_FOO_BAR_BAZ");
+  EXPECT_EQ(u[0].suggestion, "");
+  EXPECT_EQ(u[0].message(), "SHMEM_FOO_BAR_BAZ is not a symmem variable (ignored; symmem-info lists every variable)");
+  EXPECT_EQ(u[1].name, "SYMMEM_LOG_LEVE");
+  EXPECT_EQ(u[1].message(), "SYMMEM_LOG_LEVE is not a symmem variable; did you mean SYMMEM_LOG_LEVEL?");
+}
+
+TEST(Names, Filter) {
+  EXPECT_TRUE(name_matches("SYMMEM_WAIT_SPIN", ""));
+  EXPECT_TRUE(name_matches("SYMMEM_WAIT_SPIN", "wait"));
+  EXPECT_TRUE(name_matches("SYMMEM_WAIT_SPIN", "SYMMEM_*_SPIN"));
+  EXPECT_TRUE(name_matches("SHMEM_INFO", "shmem_*"));
+  EXPECT_FALSE(name_matches("SYMMEM_WAIT_SPIN", "SHMEM_*"));
+  EXPECT_FALSE(name_matches("SYMMEM_WAIT_SPIN", "yield"));
 }
 
 }  // namespace
