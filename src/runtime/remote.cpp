@@ -30,6 +30,7 @@ void Runtime::Impl::connect_ucx(const std::string& tag) {
   if (p.progress != "thread" && p.progress != "inline")
     fail(Errc::kInvalidArgument, "init", "SYMMEM_UCX_PROGRESS=%s: expected thread or inline", p.progress.c_str());
   p.timeout_s = cfg_.op_timeout;
+  p.spin_us = cfg_.ucx_spin_us;
   p.tag = tag + "/ucx";
   // A failed peer is raised on the liveness channel (every PE of the job hears it); a
   // failure of this PE's own is its error.
@@ -66,6 +67,11 @@ void Runtime::Impl::radd32(std::atomic<uint32_t>* word, uint32_t delta, int pe) 
   word->fetch_add(delta, std::memory_order_seq_cst);
   auto* sleepers = reinterpret_cast<std::atomic<uint32_t>*>(reinterpret_cast<uint32_t*>(word) + 1);
   if (sleepers->load(std::memory_order_seq_cst) != 0) futex_wake_shared(word);
+}
+
+void Runtime::Impl::net_wait_slow() {
+  if (SYMMEM_UNLIKELY(failing_word_->load(std::memory_order_relaxed) != 0)) job_failing_seen();
+  if (SYMMEM_UNLIKELY(wait_check_ != nullptr)) wait_check_();
 }
 
 void Runtime::Impl::check_net_wait(int64_t* start_ns, int peer, const char* what) {

@@ -2,6 +2,7 @@
 #include "transport/ucx/ucx_transport.hpp"
 
 #include <sched.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -85,7 +86,11 @@ struct UcxTransport::Impl {
   std::thread thread;
   std::atomic<bool> stop{false};
   int stop_fd = -1;
+  int efd = -1;                        // the worker's event fd (-1: none, the waits poll)
+  std::atomic<int> app_driving{0};     // application threads inside drive()
+  std::atomic<bool> efd_owner{false};  // a thread sleeps on efd
   int64_t timeout_ns = 0;
+  int64_t spin_ns = 0;
 
   [[noreturn]] void fatal(const std::string& msg, int pe = -1) {
     if (p.fatal) p.fatal(pe, msg);
@@ -124,30 +129,79 @@ struct UcxTransport::Impl {
     fatal(buf);
   }
 
+  // The one waiting loop of the UCX route (requests, quiet, the cross-node waits of the
+  // runtime): the calling thread drives the worker itself while the progress thread stands
+  // aside (app_driving), so a reply is handled by the thread that waits for it, with no
+  // wake-up of another thread in between. It polls for spin_ns, yielding the core every few
+  // empty polls (the peer it waits for may need it), then sleeps on the worker's event fd,
+  // armed, woken by the next event. Ends the job naming `pe` once the deadline passes.
+  template <class Done>
+  void drive(Done done, const char* what, int pe) {
+    if (done()) return;
+    app_driving.fetch_add(1, std::memory_order_seq_cst);
+    const Clock::time_point start = Clock::now();
+    unsigned idle = 0;
+    bool sleeping = false;
+    for (;;) {
+      if (ucp_worker_progress(worker)) {
+        idle = 0;
+        if (p.after_progress) p.after_progress();
+        if (done()) break;
+        continue;
+      }
+      if (done()) break;
+      ++idle;
+      if (!sleeping) {
+        if (idle % 8) continue;
+        const Clock::time_point now = Clock::now();
+        if (now - start < std::chrono::nanoseconds(spin_ns)) {
+          sched_yield();
+          continue;
+        }
+        sleeping = true;
+      }
+      if (idle % 64 == 0 && Clock::now() - start > std::chrono::nanoseconds(timeout_ns)) {
+        app_driving.fetch_sub(1, std::memory_order_seq_cst);
+        timed_out(what, pe);
+      }
+      sleep_on_efd(done);
+    }
+    app_driving.fetch_sub(1, std::memory_order_seq_cst);
+  }
+
+  // One sleep of a waiting thread: on the armed event fd when no other thread sleeps there
+  // (bounded: the condition may also be met by another thread's progress or an on-node
+  // store), else a yield.
+  template <class Done>
+  void sleep_on_efd(Done& done) {
+    bool mine = false;
+    if (efd < 0 || !efd_owner.compare_exchange_strong(mine, true, std::memory_order_acq_rel)) {
+      sched_yield();
+      return;
+    }
+    if (ucp_worker_arm(worker) == UCS_OK && !done()) {
+      pollfd pf{efd, POLLIN, 0};
+      timespec ts{0, 1000000};  // 1 ms
+      (void)ppoll(&pf, 1, &ts, nullptr);
+    }
+    efd_owner.store(false, std::memory_order_release);
+  }
+
+  [[noreturn]] void timed_out(const char* what, int pe) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " did not complete within %.1f s (SYMMEM_OP_TIMEOUT)", double(timeout_ns) / 1e9);
+    fatal(std::string("symmem: ") + what + (pe >= 0 ? " to " + who(pe) : std::string(" (all peers)")) + buf +
+              ": the peer is hung (stopped, or not scheduled) or its node unreachable",
+          pe);
+  }
+
   // Waits for a request (or an immediate result) with progress and the deadline.
   void wait(ucs_status_ptr_t req, const char* what, int pe) {
     if (req == nullptr) return;
     if (UCS_PTR_IS_ERR(req))
       fatal(std::string("symmem: ") + what + " to " + who(pe) + " failed: " + ucs_status_string(UCS_PTR_STATUS(req)), pe);
-    ucs_status_t st;
-    int polls = 0;
-    Clock::time_point deadline{};
-    while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-      ucp_worker_progress(worker);
-      if (++polls < 256) continue;
-      if ((polls & 1023) == 0) {
-        auto now = Clock::now();
-        if (deadline == Clock::time_point{}) deadline = now + std::chrono::nanoseconds(timeout_ns);
-        else if (now > deadline) {
-          char buf[96];
-          std::snprintf(buf, sizeof buf, " did not complete within %.1f s (SYMMEM_OP_TIMEOUT)", double(timeout_ns) / 1e9);
-          fatal(std::string("symmem: ") + what + (pe >= 0 ? " to " + who(pe) : std::string(" (all peers)")) + buf +
-                ": the peer is hung (stopped, or not scheduled) or its node unreachable",
-                pe);
-        }
-      }
-      sched_yield();
-    }
+    ucs_status_t st = ucp_request_check_status(req);
+    if (st == UCS_INPROGRESS) drive([&] { return (st = ucp_request_check_status(req)) != UCS_INPROGRESS; }, what, pe);
     ucp_request_free(req);
     if (st != UCS_OK)
       fatal(std::string("symmem: ") + what + (pe >= 0 ? " to " + who(pe) : std::string()) + " failed: " +
@@ -155,11 +209,11 @@ struct UcxTransport::Impl {
             pe);
   }
 
+  // The progress thread: serves remote operations whenever no application thread drives
+  // the worker (drive()), sleeping on the worker's event fd in between. While one does, it
+  // stays off the worker and off the CPU, looking again every millisecond (so a PE that
+  // leaves the library to compute is served again within one).
   void progress_loop() {
-    int efd = -1;
-    if (ucp_worker_get_efd(worker, &efd) != UCS_OK) {
-      log_pe(LogLevel::kWarn, p.rank, "UCX: no event fd; the progress thread polls");
-    }
     int ep = epoll_create1(EPOLL_CLOEXEC);
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -169,7 +223,13 @@ struct UcxTransport::Impl {
     }
     ev.data.fd = stop_fd;
     epoll_ctl(ep, EPOLL_CTL_ADD, stop_fd, &ev);
+    epoll_event out[2];
     while (!stop.load(std::memory_order_acquire)) {
+      if (app_driving.load(std::memory_order_seq_cst) > 0) {
+        timespec ts{0, 1000000};
+        nanosleep(&ts, nullptr);
+        continue;
+      }
       unsigned n = 0;
       while (ucp_worker_progress(worker)) ++n;
       if (n && p.after_progress) p.after_progress();
@@ -177,7 +237,6 @@ struct UcxTransport::Impl {
         ucs_status_t st = ucp_worker_arm(worker);
         if (st == UCS_ERR_BUSY) continue;
       }
-      epoll_event out[2];
       // Bounded: a wake-up consumed by another thread's progress costs at most this.
       (void)epoll_wait(ep, out, 2, efd >= 0 ? 20 : 1);
     }
@@ -222,6 +281,7 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
   im.p = params;
   t->remote_ = params.remote;
   im.timeout_ns = int64_t(params.timeout_s * 1e9);
+  im.spin_ns = int64_t(params.spin_us * 1e3);
   int nremote = 0;
   for (uint8_t r : params.remote) nremote += r;
 
@@ -281,6 +341,10 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
     mine += " " + packed;
   }
 
+  if (ucp_worker_get_efd(im.worker, &im.efd) != UCS_OK) {
+    im.efd = -1;
+    log_pe(LogLevel::kWarn, params.rank, "UCX: no event fd; waits and the progress thread poll");
+  }
   if (params.progress != "inline") {
     im.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     im.thread = std::thread([&im] { im.progress_loop(); });
@@ -410,6 +474,10 @@ void UcxTransport::quiet() {
 }
 
 unsigned UcxTransport::progress() { return ucp_worker_progress(impl_->worker); }
+
+void UcxTransport::drive(bool (*done)(void*), void* arg, int pe, const char* what) {
+  impl_->drive([&] { return done(arg); }, what, pe);
+}
 
 Status UcxTransport::close(Store& store) {
   Impl& im = *impl_;

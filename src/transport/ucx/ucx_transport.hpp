@@ -49,6 +49,7 @@ struct UcxParams {
   std::vector<std::string> hosts;   // per PE, for messages ("host:pid")
   std::string progress = "thread";  // SYMMEM_UCX_PROGRESS: thread or inline
   double timeout_s = 60;            // init and every blocking operation
+  double spin_us = 50;              // a wait polls this long before it sleeps on the worker's fd
   std::string tag;                  // store key prefix, unique per init
   // Ends the job with one line naming `pe`, the peer that failed (-1: none); never returns.
   std::function<void(int pe, const std::string&)> fatal;
@@ -84,6 +85,10 @@ class UcxTransport {
   void quiet();
   // One round of the worker's progress (waits call it).
   unsigned progress();
+  // Blocks until done(arg) holds, the calling thread driving the worker (a wait whose
+  // condition UCX progress meets: a remote atomic or put on this PE's memory). Ends the
+  // job naming `pe` once SYMMEM_OP_TIMEOUT passes.
+  void drive(bool (*done)(void*), void* arg, int pe, const char* what);
   bool remote(int pe) const { return remote_[size_t(pe)] != 0; }
   // Collective: flushes, closes the endpoints and stops the progress thread. After it
   // peers' endpoint errors are expected and ignored.
