@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <mutex>
 #include <thread>
 
 #include "common/config.hpp"
@@ -63,34 +64,73 @@ ucp_atomic_op_t opcode(UcxAmo op) {
   }
   return UCP_ATOMIC_OP_ADD;
 }
-
 }  // namespace
 
+struct UcxLane;
+
 struct UcxPeer {
-  UcxTransport::Impl* owner = nullptr;
+  UcxLane* lane = nullptr;
   int pe = -1;
-  ucp_ep_h ep = nullptr;
+  std::atomic<ucp_ep_h> ep{nullptr};  // a context's lane connects on first use
   std::vector<ucp_rkey_h> rkeys;
   std::atomic<int> error{0};  // ucs_status_t of an endpoint error, 0 while healthy
 };
 
+// One UCX worker and its endpoints to the PEs of other nodes. The default context's lane
+// is the service worker: its address is the one published, every peer's endpoints lead to
+// it, and it serves the remote operations aimed at this PE (the progress thread, or a
+// thread that waits). Every other context has a lane of its own whose endpoints lead to
+// the peers' service workers, so that its quiet flushes its own operations only.
+struct UcxLane {
+  UcxTransport::Impl* owner = nullptr;
+  ucp_worker_h worker = nullptr;
+  int efd = -1;  // the worker's event fd (-1: none, waits poll)
+  std::unique_ptr<UcxPeer[]> peers;
+  std::atomic<bool> dirty{false};      // operations issued since the last quiet
+  std::atomic<bool> efd_owner{false};  // a thread sleeps on efd
+  std::atomic<int> inflight{0};        // nonblocking requests not yet complete locally
+  std::mutex connect_mu;
+};
+
+namespace {
+thread_local UcxLane* t_lane = nullptr;  // the context of the calling thread's operation
+
+// Nonblocking requests a lane may hold before the next one waits for the oldest to go
+// (an endless stream of put_nbi must not queue without bound).
+constexpr int kMaxInflight = 64;
+
+// A nonblocking request is released here, once complete (ucp_request_free earlier would
+// cancel this callback).
+void on_nbi_done(void* req, ucs_status_t, void* user) {
+  static_cast<UcxLane*>(user)->inflight.fetch_sub(1, std::memory_order_relaxed);
+  ucp_request_free(req);
+}
+}  // namespace
+
 struct UcxTransport::Impl {
   UcxParams p;
   ucp_context_h ctx = nullptr;
-  ucp_worker_h worker = nullptr;
+  UcxLane svc;
+  std::mutex lanes_mu;
+  std::vector<std::unique_ptr<UcxLane>> lanes;  // the contexts' lanes
   std::vector<ucp_mem_h> memh;
-  std::unique_ptr<UcxPeer[]> peers;
   size_t npeers = 0;
+  // What every PE published: its service worker's address and its packed remote keys.
+  std::vector<std::vector<uint8_t>> addrs;
+  std::vector<std::vector<std::vector<uint8_t>>> rkey_bufs;
   std::atomic<bool> closing{false};
-  std::atomic<bool> dirty{false};  // operations issued since the last quiet
   std::thread thread;
   std::atomic<bool> stop{false};
   int stop_fd = -1;
-  int efd = -1;                        // the worker's event fd (-1: none, the waits poll)
-  std::atomic<int> app_driving{0};     // application threads inside drive()
-  std::atomic<bool> efd_owner{false};  // a thread sleeps on efd
+  std::atomic<int> app_driving{0};  // application threads inside drive()
   int64_t timeout_ns = 0;
   int64_t spin_ns = 0;
+
+  // The lane of the calling thread's operation: its context's, or the default one.
+  UcxLane& lane() {
+    UcxLane* l = t_lane;
+    return l != nullptr && l->owner == this ? *l : svc;
+  }
 
   [[noreturn]] void fatal(const std::string& msg, int pe = -1) {
     if (p.fatal) p.fatal(pe, msg);
@@ -105,7 +145,7 @@ struct UcxTransport::Impl {
   static void on_ep_error(void* arg, ucp_ep_h, ucs_status_t st) {
     auto* peer = static_cast<UcxPeer*>(arg);
     peer->error.store(int(st));
-    Impl* im = peer->owner;
+    Impl* im = peer->lane->owner;
     if (im->closing.load()) return;  // peers close their endpoints at finalize
     // A peer that ended the job itself (global exit, its own error) drops its endpoints
     // too: give the launcher a moment to end this PE before blaming that peer.
@@ -115,7 +155,61 @@ struct UcxTransport::Impl {
               peer->pe);
   }
 
-  UcxPeer& peer(int pe) { return peers[size_t(pe)]; }
+  Status make_lane(UcxLane& l) {
+    l.owner = this;
+    ucp_worker_params_t wp{};
+    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wp.thread_mode = UCS_THREAD_MODE_MULTI;
+    ucs_status_t st = ucp_worker_create(ctx, &wp, &l.worker);
+    if (st != UCS_OK) return ucs_error("UCX: ucp_worker_create", st);
+    if (ucp_worker_get_efd(l.worker, &l.efd) != UCS_OK) l.efd = -1;
+    l.peers.reset(new UcxPeer[npeers]);
+    for (size_t pe = 0; pe < npeers; ++pe) {
+      l.peers[pe].lane = &l;
+      l.peers[pe].pe = int(pe);
+    }
+    return Status();
+  }
+
+  // Creates l's endpoint to pe's service worker and unpacks pe's remote keys on it.
+  Status connect(UcxLane& l, int pe) {
+    std::lock_guard<std::mutex> g(l.connect_mu);
+    UcxPeer& q = l.peers[size_t(pe)];
+    if (q.ep.load(std::memory_order_acquire) != nullptr) return Status();
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep.address = reinterpret_cast<const ucp_address_t*>(addrs[size_t(pe)].data());
+    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    ep.err_handler.cb = &Impl::on_ep_error;
+    ep.err_handler.arg = &q;
+    ucp_ep_h h = nullptr;
+    ucs_status_t st = ucp_ep_create(l.worker, &ep, &h);
+    if (st != UCS_OK)
+      return ucs_error("UCX: cannot connect to " + who(pe) + " at its published worker address (" +
+                           std::to_string(addrs[size_t(pe)].size()) + " bytes; UCX_NET_DEVICES=" +
+                           (std::getenv("UCX_NET_DEVICES") ?: "all") + ")",
+                       st);
+    q.rkeys.assign(p.regions.size(), nullptr);
+    for (size_t k = 0; k < p.regions.size(); ++k) {
+      const std::vector<uint8_t>& b = rkey_bufs[size_t(pe)][k];
+      if (b.empty()) continue;
+      st = ucp_ep_rkey_unpack(h, b.data(), &q.rkeys[k]);
+      if (st != UCS_OK) return ucs_error("UCX: unpacking the remote key of " + who(pe), st);
+    }
+    q.ep.store(h, std::memory_order_release);
+    return Status();
+  }
+
+  // l's endpoint to pe, connected on first use.
+  UcxPeer& peer(UcxLane& l, int pe) {
+    UcxPeer& q = l.peers[size_t(pe)];
+    if (__builtin_expect(q.ep.load(std::memory_order_acquire) == nullptr, 0)) {
+      Status st = connect(l, pe);
+      if (!st.ok()) fatal("symmem: " + st.message(), pe);
+    }
+    return q;
+  }
 
   ucp_rkey_h rkey_for(UcxPeer& q, uintptr_t a, size_t n) {
     for (size_t k = 0; k < p.regions.size(); ++k) {
@@ -129,21 +223,29 @@ struct UcxTransport::Impl {
     fatal(buf);
   }
 
+  // One round of progress of lane l; a context's lane also drives the service worker
+  // (the PE keeps serving others while it waits on its own context).
+  unsigned progress(UcxLane& l) {
+    unsigned n = ucp_worker_progress(l.worker);
+    if (&l != &svc) n += ucp_worker_progress(svc.worker);
+    return n;
+  }
+
   // The one waiting loop of the UCX route (requests, quiet, the cross-node waits of the
   // runtime): the calling thread drives the worker itself while the progress thread stands
   // aside (app_driving), so a reply is handled by the thread that waits for it, with no
   // wake-up of another thread in between. It polls for spin_ns, yielding the core every few
-  // empty polls (the peer it waits for may need it), then sleeps on the worker's event fd,
+  // empty polls (the peer it waits for may need it), then sleeps on the workers' event fds,
   // armed, woken by the next event. Ends the job naming `pe` once the deadline passes.
   template <class Done>
-  void drive(Done done, const char* what, int pe) {
+  void drive(UcxLane& l, Done done, const char* what, int pe) {
     if (done()) return;
     app_driving.fetch_add(1, std::memory_order_seq_cst);
     const Clock::time_point start = Clock::now();
     unsigned idle = 0;
     bool sleeping = false;
     for (;;) {
-      if (ucp_worker_progress(worker)) {
+      if (progress(l)) {
         idle = 0;
         if (p.after_progress) p.after_progress();
         if (done()) break;
@@ -153,8 +255,7 @@ struct UcxTransport::Impl {
       ++idle;
       if (!sleeping) {
         if (idle % 8) continue;
-        const Clock::time_point now = Clock::now();
-        if (now - start < std::chrono::nanoseconds(spin_ns)) {
+        if (Clock::now() - start < std::chrono::nanoseconds(spin_ns)) {
           sched_yield();
           continue;
         }
@@ -164,27 +265,41 @@ struct UcxTransport::Impl {
         app_driving.fetch_sub(1, std::memory_order_seq_cst);
         timed_out(what, pe);
       }
-      sleep_on_efd(done);
+      sleep_on_efd(l, done);
     }
     app_driving.fetch_sub(1, std::memory_order_seq_cst);
   }
 
-  // One sleep of a waiting thread: on the armed event fd when no other thread sleeps there
-  // (bounded: the condition may also be met by another thread's progress or an on-node
-  // store), else a yield.
-  template <class Done>
-  void sleep_on_efd(Done& done) {
+  // Takes lane x's event fd for one sleep: false when another thread sleeps there or
+  // events are pending (then the caller progresses again).
+  static bool arm(UcxLane& x, bool* busy) {
     bool mine = false;
-    if (efd < 0 || !efd_owner.compare_exchange_strong(mine, true, std::memory_order_acq_rel)) {
-      sched_yield();
-      return;
+    if (x.efd < 0 || !x.efd_owner.compare_exchange_strong(mine, true, std::memory_order_acq_rel)) return false;
+    if (ucp_worker_arm(x.worker) != UCS_OK) {
+      x.efd_owner.store(false, std::memory_order_release);
+      *busy = true;
+      return false;
     }
-    if (ucp_worker_arm(worker) == UCS_OK && !done()) {
-      pollfd pf{efd, POLLIN, 0};
+    return true;
+  }
+
+  // One sleep of a waiting thread, on the armed event fds of its lane and of the service
+  // worker (those no other thread sleeps on). Bounded: the condition may also be met by
+  // another thread's progress or by an on-node store.
+  template <class Done>
+  void sleep_on_efd(UcxLane& l, Done& done) {
+    bool busy = false;
+    pollfd pf[2];
+    UcxLane* held[2];
+    int n = 0;
+    if (arm(l, &busy)) held[n] = &l, pf[n++] = pollfd{l.efd, POLLIN, 0};
+    if (!busy && &l != &svc && arm(svc, &busy)) held[n] = &svc, pf[n++] = pollfd{svc.efd, POLLIN, 0};
+    if (n == 0 && !busy) sched_yield();
+    if (n > 0 && !busy && !done()) {
       timespec ts{0, 1000000};  // 1 ms
-      (void)ppoll(&pf, 1, &ts, nullptr);
+      (void)ppoll(pf, nfds_t(n), &ts, nullptr);
     }
-    efd_owner.store(false, std::memory_order_release);
+    for (int i = 0; i < n; ++i) held[i]->efd_owner.store(false, std::memory_order_release);
   }
 
   [[noreturn]] void timed_out(const char* what, int pe) {
@@ -196,12 +311,13 @@ struct UcxTransport::Impl {
   }
 
   // Waits for a request (or an immediate result) with progress and the deadline.
-  void wait(ucs_status_ptr_t req, const char* what, int pe) {
+  void wait(UcxLane& l, ucs_status_ptr_t req, const char* what, int pe) {
     if (req == nullptr) return;
     if (UCS_PTR_IS_ERR(req))
       fatal(std::string("symmem: ") + what + " to " + who(pe) + " failed: " + ucs_status_string(UCS_PTR_STATUS(req)), pe);
     ucs_status_t st = ucp_request_check_status(req);
-    if (st == UCS_INPROGRESS) drive([&] { return (st = ucp_request_check_status(req)) != UCS_INPROGRESS; }, what, pe);
+    if (st == UCS_INPROGRESS)
+      drive(l, [&] { return (st = ucp_request_check_status(req)) != UCS_INPROGRESS; }, what, pe);
     ucp_request_free(req);
     if (st != UCS_OK)
       fatal(std::string("symmem: ") + what + (pe >= 0 ? " to " + who(pe) : std::string()) + " failed: " +
@@ -209,11 +325,54 @@ struct UcxTransport::Impl {
             pe);
   }
 
+  // A nonblocking operation was posted: an error ends the job; a request is counted while
+  // it is pending locally and released by its callback; past kMaxInflight the caller
+  // waits for some to complete. Completion is quiet's (worker flush).
+  void posted(UcxLane& l, ucs_status_ptr_t req, const char* what, int pe, bool track = true) {
+    if (track) l.dirty.store(true, std::memory_order_relaxed);
+    if (req == nullptr) return;
+    if (UCS_PTR_IS_ERR(req)) wait(l, req, what, pe);
+    // The callback runs once, maybe already (another thread's progress): req is not ours.
+    if (l.inflight.fetch_add(1, std::memory_order_relaxed) + 1 > kMaxInflight)
+      drive(l, [&] { return l.inflight.load(std::memory_order_relaxed) <= kMaxInflight / 2; }, what, pe);
+  }
+  static void nbi_param(UcxLane& l, ucp_request_param_t* rp) {
+    rp->op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    rp->cb.send = &on_nbi_done;
+    rp->user_data = &l;
+  }
+
+  // Closes a lane's endpoints (flushing them first unless forced or the peer failed) and
+  // frees their remote keys, progressing meanwhile (bounded).
+  void close_endpoints(UcxLane& l, bool force) {
+    for (size_t qi = 0; qi < npeers && l.peers; ++qi) {
+      UcxPeer& q = l.peers[qi];
+      for (ucp_rkey_h h : q.rkeys)
+        if (h) ucp_rkey_destroy(h);
+      q.rkeys.clear();
+      ucp_ep_h ep = q.ep.exchange(nullptr);
+      if (!ep) continue;
+      ucp_request_param_t rp{};
+      rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      rp.flags = force || q.error.load() ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+      ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &rp);
+      if (req && !UCS_PTR_IS_ERR(req)) {
+        Clock::time_point d = Clock::now() + std::chrono::seconds(force ? 1 : 5);
+        while (ucp_request_check_status(req) == UCS_INPROGRESS && Clock::now() < d) {
+          progress(l);
+          sched_yield();
+        }
+        ucp_request_free(req);
+      }
+    }
+  }
+
   // The progress thread: serves remote operations whenever no application thread drives
   // the worker (drive()), sleeping on the worker's event fd in between. While one does, it
   // stays off the worker and off the CPU, looking again every millisecond (so a PE that
   // leaves the library to compute is served again within one).
   void progress_loop() {
+    const int efd = svc.efd;
     int ep = epoll_create1(EPOLL_CLOEXEC);
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -231,10 +390,10 @@ struct UcxTransport::Impl {
         continue;
       }
       unsigned n = 0;
-      while (ucp_worker_progress(worker)) ++n;
+      while (ucp_worker_progress(svc.worker)) ++n;
       if (n && p.after_progress) p.after_progress();
       if (efd >= 0) {
-        ucs_status_t st = ucp_worker_arm(worker);
+        ucs_status_t st = ucp_worker_arm(svc.worker);
         if (st == UCS_ERR_BUSY) continue;
       }
       // Bounded: a wake-up consumed by another thread's progress costs at most this.
@@ -243,6 +402,7 @@ struct UcxTransport::Impl {
     ::close(ep);
   }
 };
+
 
 std::string UcxTransport::describe() {
   std::ostringstream o;
@@ -282,6 +442,7 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
   t->remote_ = params.remote;
   im.timeout_ns = int64_t(params.timeout_s * 1e9);
   im.spin_ns = int64_t(params.spin_us * 1e3);
+  im.npeers = size_t(params.npes);
   int nremote = 0;
   for (uint8_t r : params.remote) nremote += r;
 
@@ -302,20 +463,17 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
   ucp_config_release(cfg);
   if (st != UCS_OK) return ucs_error("UCX: ucp_init", st);
 
-  ucp_worker_params_t wp{};
-  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wp.thread_mode = UCS_THREAD_MODE_MULTI;
-  st = ucp_worker_create(im.ctx, &wp, &im.worker);
-  if (st != UCS_OK) return ucs_error("UCX: ucp_worker_create", st);
+  SYMMEM_RETURN_IF_ERROR(im.make_lane(im.svc));
   ucp_worker_attr_t wa{};
   wa.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE | UCP_WORKER_ATTR_FIELD_ADDRESS | UCP_WORKER_ATTR_FIELD_ADDRESS_FLAGS;
   wa.address_flags = UCP_WORKER_ADDRESS_FLAG_NET_ONLY;
-  st = ucp_worker_query(im.worker, &wa);
+  st = ucp_worker_query(im.svc.worker, &wa);
   if (st != UCS_OK) return ucs_error("UCX: ucp_worker_query", st);
   if (wa.thread_mode != UCS_THREAD_MODE_MULTI)
     return Status(Errc::kState, "UCX: this libucp gives no multi-threaded worker (built without --enable-mt)");
   std::string mine = hex(wa.address, wa.address_length);
-  ucp_worker_release_address(im.worker, wa.address);
+  ucp_worker_release_address(im.svc.worker, wa.address);
+  if (im.svc.efd < 0) log_pe(LogLevel::kWarn, params.rank, "UCX: no event fd; waits and the progress thread poll");
 
   // The regions: registered without committing the sparse heap (NONBLOCK: on InfiniBand
   // this needs on-demand paging; over TCP nothing is pinned).
@@ -341,10 +499,6 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
     mine += " " + packed;
   }
 
-  if (ucp_worker_get_efd(im.worker, &im.efd) != UCS_OK) {
-    im.efd = -1;
-    log_pe(LogLevel::kWarn, params.rank, "UCX: no event fd; waits and the progress thread poll");
-  }
   if (params.progress != "inline") {
     im.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     im.thread = std::thread([&im] { im.progress_loop(); });
@@ -352,43 +506,23 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
 
   SYMMEM_ASSIGN_OR_RETURN(auto all, store_allgather(store, params.tag + "/addr", params.rank, params.npes, mine,
                                                     params.timeout_s));
-  im.peers.reset(new UcxPeer[size_t(params.npes)]);
-  im.npeers = size_t(params.npes);
+  im.addrs.resize(im.npeers);
+  im.rkey_bufs.resize(im.npeers);
   for (int pe = 0; pe < params.npes; ++pe) {
-    UcxPeer& q = im.peers[size_t(pe)];
-    q.owner = &im;
-    q.pe = pe;
     if (!params.remote[size_t(pe)]) continue;
     std::istringstream in(all[size_t(pe)]);
     std::string addr_hex;
     in >> addr_hex;
-    std::vector<uint8_t> addr;
-    if (!unhex(addr_hex, &addr)) return Status(Errc::kState, "UCX: malformed worker address from " + im.who(pe));
-    ucp_ep_params_t ep{};
-    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
-    ep.address = reinterpret_cast<const ucp_address_t*>(addr.data());
-    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    ep.err_handler.cb = &Impl::on_ep_error;
-    ep.err_handler.arg = &q;
-    st = ucp_ep_create(im.worker, &ep, &q.ep);
-    if (st != UCS_OK)
-      return ucs_error("UCX: cannot connect to " + im.who(pe) + " at its published worker address (" +
-                           std::to_string(addr.size()) + " bytes; UCX_NET_DEVICES=" +
-                           (std::getenv("UCX_NET_DEVICES") ?: "all") + ")",
-                       st);
+    if (!unhex(addr_hex, &im.addrs[size_t(pe)]))
+      return Status(Errc::kState, "UCX: malformed worker address from " + im.who(pe));
+    im.rkey_bufs[size_t(pe)].resize(params.regions.size());
     for (size_t k = 0; k < params.regions.size(); ++k) {
       std::string rk;
       in >> rk;
-      ucp_rkey_h h = nullptr;
-      if (rk != "-") {
-        std::vector<uint8_t> b;
-        if (!unhex(rk, &b)) return Status(Errc::kState, "UCX: malformed remote key from " + im.who(pe));
-        st = ucp_ep_rkey_unpack(q.ep, b.data(), &h);
-        if (st != UCS_OK) return ucs_error("UCX: unpacking the remote key of " + im.who(pe), st);
-      }
-      q.rkeys.push_back(h);
+      if (rk != "-" && !unhex(rk, &im.rkey_bufs[size_t(pe)][k]))
+        return Status(Errc::kState, "UCX: malformed remote key from " + im.who(pe));
     }
+    SYMMEM_RETURN_IF_ERROR(im.connect(im.svc, pe));
   }
   // Warm-up: one get from every remote PE wires the endpoints up now (and names a peer
   // that cannot be reached, with its host, before the program starts).
@@ -408,32 +542,36 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
 
 void UcxTransport::put(void* raddr, const void* src, size_t n, int pe, bool blocking) {
   Impl& im = *impl_;
-  UcxPeer& q = im.peer(pe);
+  UcxLane& l = im.lane();
+  UcxPeer& q = im.peer(l, pe);
   ucp_request_param_t rp{};
-  ucs_status_ptr_t req = ucp_put_nbx(q.ep, src, n, reinterpret_cast<uint64_t>(raddr),
+  if (!blocking) Impl::nbi_param(l, &rp);
+  ucs_status_ptr_t req = ucp_put_nbx(q.ep.load(std::memory_order_relaxed), src, n, reinterpret_cast<uint64_t>(raddr),
                                      im.rkey_for(q, reinterpret_cast<uintptr_t>(raddr), n), &rp);
-  im.dirty.store(true, std::memory_order_relaxed);
-  if (blocking) return im.wait(req, "put", pe);
-  if (UCS_PTR_IS_ERR(req)) im.wait(req, "put", pe);
-  if (req) ucp_request_free(req);  // completes at quiet (worker flush)
+  if (blocking) {
+    l.dirty.store(true, std::memory_order_relaxed);
+    return im.wait(l, req, "put", pe);
+  }
+  im.posted(l, req, "put", pe);  // completes at quiet (worker flush)
 }
 
 void UcxTransport::get(void* dst, const void* raddr, size_t n, int pe, bool blocking) {
   Impl& im = *impl_;
-  UcxPeer& q = im.peer(pe);
+  UcxLane& l = im.lane();
+  UcxPeer& q = im.peer(l, pe);
   ucp_request_param_t rp{};
-  ucs_status_ptr_t req = ucp_get_nbx(q.ep, dst, n, reinterpret_cast<uint64_t>(raddr),
+  if (!blocking) Impl::nbi_param(l, &rp);
+  ucs_status_ptr_t req = ucp_get_nbx(q.ep.load(std::memory_order_relaxed), dst, n, reinterpret_cast<uint64_t>(raddr),
                                      im.rkey_for(q, reinterpret_cast<uintptr_t>(raddr), n), &rp);
-  if (blocking) return im.wait(req, "get", pe);
-  im.dirty.store(true, std::memory_order_relaxed);
-  if (UCS_PTR_IS_ERR(req)) im.wait(req, "get", pe);
-  if (req) ucp_request_free(req);
+  if (blocking) return im.wait(l, req, "get", pe);
+  im.posted(l, req, "get", pe);
 }
 
 uint64_t UcxTransport::amo(UcxAmo op, void* raddr, uint64_t value, uint64_t cond, size_t size, int pe, bool fetch,
                            bool track) {
   Impl& im = *impl_;
-  UcxPeer& q = im.peer(pe);
+  UcxLane& l = im.lane();
+  UcxPeer& q = im.peer(l, pe);
   if (op == UcxAmo::kSwap || op == UcxAmo::kCswap || op == UcxAmo::kFetch) fetch = true;
   if (op == UcxAmo::kFetch) value = 0;
   ucp_request_param_t rp{};
@@ -446,64 +584,101 @@ uint64_t UcxTransport::amo(UcxAmo op, void* raddr, uint64_t value, uint64_t cond
   if (fetch) {
     rp.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     rp.reply_buffer = &result;
+  } else {
+    Impl::nbi_param(l, &rp);
   }
-  ucs_status_ptr_t req = ucp_atomic_op_nbx(q.ep, opcode(op), &operand, 1, reinterpret_cast<uint64_t>(raddr),
+  ucs_status_ptr_t req = ucp_atomic_op_nbx(q.ep.load(std::memory_order_relaxed), opcode(op), &operand, 1,
+                                           reinterpret_cast<uint64_t>(raddr),
                                            im.rkey_for(q, reinterpret_cast<uintptr_t>(raddr), size), &rp);
   if (fetch) {
-    im.wait(req, "atomic", pe);
+    im.wait(l, req, "atomic", pe);
     return size == 4 ? uint64_t(uint32_t(result)) : result;
   }
-  if (track) im.dirty.store(true, std::memory_order_relaxed);
-  if (UCS_PTR_IS_ERR(req)) im.wait(req, "atomic", pe);
-  if (req) ucp_request_free(req);
+  im.posted(l, req, "atomic", pe, track);
   return 0;
 }
 
 void UcxTransport::fence() {
   Impl& im = *impl_;
-  if (!im.dirty.load(std::memory_order_relaxed)) return;
-  ucs_status_t st = ucp_worker_fence(im.worker);
+  UcxLane& l = im.lane();
+  if (!l.dirty.load(std::memory_order_relaxed)) return;
+  ucs_status_t st = ucp_worker_fence(l.worker);
   if (st != UCS_OK) im.fatal(std::string("symmem: fence over UCX failed: ") + ucs_status_string(st));
 }
 
+// The lane's own endpoints are flushed, not its worker: a worker flush also waits on the
+// endpoints UCX made for peers' contexts (replies to their lanes), which only those peers'
+// threads progress.
 void UcxTransport::quiet() {
   Impl& im = *impl_;
-  if (!im.dirty.exchange(false, std::memory_order_acq_rel)) return;
-  ucp_request_param_t rp{};
-  im.wait(ucp_worker_flush_nbx(im.worker, &rp), "quiet (flush of outstanding operations)", -1);
+  UcxLane& l = im.lane();
+  if (!l.dirty.exchange(false, std::memory_order_acq_rel)) return;
+  ucs_status_ptr_t reqs[16];
+  int n = 0;
+  auto wait_all = [&] {
+    for (int i = 0; i < n; ++i) im.wait(l, reqs[i], "quiet (flush of outstanding operations)", -1);
+    n = 0;
+  };
+  for (size_t pe = 0; pe < im.npeers; ++pe) {
+    ucp_ep_h ep = l.peers[pe].ep.load(std::memory_order_acquire);
+    if (ep == nullptr) continue;
+    ucp_request_param_t rp{};
+    ucs_status_ptr_t r = ucp_ep_flush_nbx(ep, &rp);
+    if (r == nullptr) continue;
+    if (UCS_PTR_IS_ERR(r)) im.wait(l, r, "quiet (flush of outstanding operations)", int(pe));
+    reqs[n++] = r;
+    if (n == 16) wait_all();
+  }
+  wait_all();
 }
 
-unsigned UcxTransport::progress() { return ucp_worker_progress(impl_->worker); }
+unsigned UcxTransport::progress() { return impl_->progress(impl_->lane()); }
 
 void UcxTransport::drive(bool (*done)(void*), void* arg, int pe, const char* what) {
-  impl_->drive([&] { return done(arg); }, what, pe);
+  impl_->drive(impl_->lane(), [&] { return done(arg); }, what, pe);
+}
+
+UcxLane* UcxTransport::lane_create() {
+  Impl& im = *impl_;
+  auto l = std::make_unique<UcxLane>();
+  Status st = im.make_lane(*l);
+  if (!st.ok()) {
+    log_pe(LogLevel::kWarn, im.p.rank, "%s: this context shares the default context's UCX worker",
+           st.message().c_str());
+    if (l->worker) ucp_worker_destroy(l->worker);
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> g(im.lanes_mu);
+  im.lanes.push_back(std::move(l));
+  return im.lanes.back().get();
+}
+
+UcxLane* UcxTransport::swap_lane(UcxLane* l) {
+  UcxLane* prev = t_lane;
+  t_lane = l;
+  return prev;
 }
 
 Status UcxTransport::close(Store& store) {
   Impl& im = *impl_;
+  {
+    std::lock_guard<std::mutex> g(im.lanes_mu);
+    for (auto& l : im.lanes) {
+      UcxLane* prev = swap_lane(l.get());
+      quiet();
+      swap_lane(prev);
+    }
+  }
+  UcxLane* prev = swap_lane(nullptr);
   quiet();
+  swap_lane(prev);
   im.closing.store(true);
   SYMMEM_RETURN_IF_ERROR(store_barrier(store, im.p.tag + "/closing", im.p.rank, im.p.npes, im.p.timeout_s));
-  for (size_t qi = 0; qi < im.npeers; ++qi) {
-    UcxPeer& q = im.peers[qi];
-    for (ucp_rkey_h h : q.rkeys)
-      if (h) ucp_rkey_destroy(h);
-    q.rkeys.clear();
-    if (!q.ep) continue;
-    ucp_request_param_t rp{};
-    rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    rp.flags = q.error.load() ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-    ucs_status_ptr_t req = ucp_ep_close_nbx(q.ep, &rp);
-    if (req && !UCS_PTR_IS_ERR(req)) {
-      Clock::time_point d = Clock::now() + std::chrono::seconds(5);
-      while (ucp_request_check_status(req) == UCS_INPROGRESS && Clock::now() < d) {
-        ucp_worker_progress(im.worker);
-        sched_yield();
-      }
-      ucp_request_free(req);
-    }
-    q.ep = nullptr;
+  {
+    std::lock_guard<std::mutex> g(im.lanes_mu);
+    for (auto& l : im.lanes) im.close_endpoints(*l, false);
   }
+  im.close_endpoints(im.svc, false);
   Status s = store_barrier(store, im.p.tag + "/closed", im.p.rank, im.p.npes, im.p.timeout_s);
   if (im.thread.joinable()) {
     im.stop.store(true, std::memory_order_release);
@@ -526,24 +701,14 @@ UcxTransport::~UcxTransport() {
     (void)w;
     im.thread.join();
   }
-  for (size_t qi = 0; qi < im.npeers; ++qi) {
-    UcxPeer& q = im.peers[qi];
-    for (ucp_rkey_h h : q.rkeys)
-      if (h) ucp_rkey_destroy(h);
-    if (q.ep) {
-      ucp_request_param_t rp{};
-      rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-      rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
-      ucs_status_ptr_t req = ucp_ep_close_nbx(q.ep, &rp);
-      if (req && !UCS_PTR_IS_ERR(req)) {
-        while (ucp_request_check_status(req) == UCS_INPROGRESS) ucp_worker_progress(im.worker);
-        ucp_request_free(req);
-      }
-    }
-  }
+  for (auto& l : im.lanes) im.close_endpoints(*l, true);
+  im.close_endpoints(im.svc, true);
   for (ucp_mem_h mh : im.memh)
     if (mh) ucp_mem_unmap(im.ctx, mh);
-  if (im.worker) ucp_worker_destroy(im.worker);
+  for (auto& l : im.lanes)
+    if (l->worker) ucp_worker_destroy(l->worker);
+  im.lanes.clear();
+  if (im.svc.worker) ucp_worker_destroy(im.svc.worker);
   if (im.ctx) ucp_cleanup(im.ctx);
   if (im.stop_fd >= 0) ::close(im.stop_fd);
 }

@@ -1,8 +1,10 @@
 // The off-node route: PEs on other nodes are reached through UCX (UCP RMA and atomics).
 //
-// One UCP context and one worker per runtime instance (thread mode MULTI: the progress
-// thread and the application's threads drive it), endpoints to every off-node PE created
-// at init and warmed up, the symmetric heap, the metadata region and the static data
+// One UCP context per runtime instance; a service worker (thread mode MULTI: the progress
+// thread and the application's threads drive it) whose address every peer connects to,
+// which serves remote operations and carries the default context's; one more worker per
+// context (a lane), so that a context's quiet completes its own operations only;
+// endpoints to every off-node PE created at init and warmed up (a context's on first use), the symmetric heap, the metadata region and the static data
 // registered once (sparse: UCP_MEM_MAP_NONBLOCK, nothing is committed or pinned up front)
 // and their packed remote keys exchanged over the bootstrap store.
 //
@@ -57,6 +59,8 @@ struct UcxParams {
   std::function<void()> after_progress;
 };
 
+struct UcxLane;  // one context's UCX worker and endpoints (ucx_transport.cpp)
+
 enum class UcxAmo : int { kAdd, kAnd, kOr, kXor, kSwap, kCswap, kFetch };
 
 class UcxTransport {
@@ -90,6 +94,13 @@ class UcxTransport {
   // job naming `pe` once SYMMEM_OP_TIMEOUT passes.
   void drive(bool (*done)(void*), void* arg, int pe, const char* what);
   bool remote(int pe) const { return remote_[size_t(pe)] != 0; }
+  // A UCX worker of its own for a context (null when UCX cannot make one: the context then
+  // shares the default one). Thread-safe; lanes live until close().
+  UcxLane* lane_create();
+  // The calling thread's operations go through lane `l` (null: the default context's)
+  // until the next call; returns the previous one. The operations above, quiet and fence
+  // act on the current lane.
+  static UcxLane* swap_lane(UcxLane* l);
   // Collective: flushes, closes the endpoints and stops the progress thread. After it
   // peers' endpoint errors are expected and ignored.
   Status close(Store& store);
