@@ -65,6 +65,9 @@ class Group {
   virtual uint64_t* size_word(int i, unsigned parity) const = 0;
   // Called after the last sync of a collect (active sets restore pSync).
   virtual void collect_done() {}
+  // The SyncState (metadata offset) and epoch counter sync() uses, for the cross-node
+  // algorithms that fold data into a sync (coll_net.cpp); false: the group has none.
+  virtual bool sync_words(uint64_t* /*off*/, uint32_t** /*epoch*/) const { return false; }
 
  protected:
   Runtime::Impl* rt_;
@@ -81,6 +84,11 @@ class TeamGroup final : public Group {
   unsigned next_parity() const override { return t_->next_parity(); }
   uint64_t* size_word(int i, unsigned parity) const override {
     return &t_->slot_of(world_pe(i))->collect_size[parity];
+  }
+  bool sync_words(uint64_t* off, uint32_t** epoch) const override {
+    *off = t_->sync_off;
+    *epoch = t_->epoch;
+    return true;
   }
   size_t mailbox_bytes() const override { return kBcastBoxBytes; }
   uint32_t next_mailbox_seq() override { return ++t_->bcast_seq; }
