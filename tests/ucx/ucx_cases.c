@@ -10,7 +10,7 @@
  *             barrier: they must name it (UCX endpoint error) and end the job.
  *  hang       the last PE stops itself (SIGSTOP); PE 0's get from it must end the job
  *             naming it when SYMMEM_OP_TIMEOUT passes.
- *  team-reduce small reductions (those that travel inside one sync across nodes) on the
+ *  team-reduce small reductions, fcollects and alltoalls (those that travel inside one sync across nodes) on the
  *             world and on teams whose members fall on the nodes unevenly and out of
  *             node order: exact integer results, float sums the same bits on every
  *             member and in member order, dest == src, back-to-back calls.
@@ -110,6 +110,9 @@ static void reduce_on(shmem_team_t team, int rep) {
   float* fs = shmem_malloc(4 * sizeof(float));
   float* fd = shmem_malloc(4 * sizeof(float));
   float* all = shmem_malloc(n * 4 * sizeof(float));
+  long* gathered = shmem_malloc(n * 3 * sizeof(long));
+  int* a2a_src = shmem_malloc(n * 2 * sizeof(int));
+  int* a2a_dst = shmem_malloc(n * 2 * sizeof(int));
   if (team == SHMEM_TEAM_INVALID) goto out;
   const int m = shmem_team_my_pe(team), tn = shmem_team_n_pes(team);
   for (int e = 0; e < kN; ++e) src[e] = m * 7 + e + rep;
@@ -135,8 +138,22 @@ static void reduce_on(shmem_team_t team, int rep) {
   }
   CHECK(shmem_float_fcollect(team, all, fd, 4) == 0, "fcollect failed");
   for (int q = 1; q < tn; ++q) CHECK(memcmp(all, all + 4 * q, 4 * sizeof(float)) == 0, "member %d's sum differs", q);
+  src[0] = m * 100L + rep, src[1] = m * 100L + 1, src[2] = -m;
+  CHECK(shmem_long_fcollect(team, gathered, src, 3) == 0, "fcollect failed");
+  for (int q = 0; q < tn; ++q)
+    CHECK(gathered[3 * q] == q * 100L + rep && gathered[3 * q + 1] == q * 100L + 1 && gathered[3 * q + 2] == -q,
+          "team of %d, member %d: fcollect block %d = %ld %ld %ld", tn, m, q, gathered[3 * q], gathered[3 * q + 1],
+          gathered[3 * q + 2]);
+  for (int q = 0; q < tn; ++q) a2a_src[2 * q] = m * 1000 + q, a2a_src[2 * q + 1] = rep - m;
+  CHECK(shmem_int_alltoall(team, a2a_dst, a2a_src, 2) == 0, "alltoall failed");
+  for (int q = 0; q < tn; ++q)
+    CHECK(a2a_dst[2 * q] == q * 1000 + m && a2a_dst[2 * q + 1] == rep - q, "team of %d, member %d: alltoall from %d: %d %d",
+          tn, m, q, a2a_dst[2 * q], a2a_dst[2 * q + 1]);
   shmem_team_sync(team);
 out:
+  shmem_free(a2a_dst);
+  shmem_free(a2a_src);
+  shmem_free(gathered);
   shmem_free(all);
   shmem_free(fd);
   shmem_free(fs);

@@ -2,6 +2,10 @@
 #include "transport/ucx/ucx_transport.hpp"
 
 #include <sched.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -46,6 +50,32 @@ bool unhex(const std::string& s, std::vector<uint8_t>* out) {
     (*out)[i] = uint8_t(v);
   }
   return true;
+}
+
+// The addresses of the network devices UCX may use here ("dev=addr,..."), as peers would
+// connect to them: UCX_NET_DEVICES' netdevs (an InfiniBand port such as mlx5_0:1 by name
+// only), or every interface that is up.
+std::string device_addresses() {
+  const char* env = std::getenv("UCX_NET_DEVICES");
+  std::string want = env && *env && std::string(env) != "all" ? std::string(",") + env + "," : "";
+  std::string out;
+  ifaddrs* ifs = nullptr;
+  if (getifaddrs(&ifs) == 0) {
+    for (ifaddrs* i = ifs; i; i = i->ifa_next) {
+      if (!i->ifa_addr || !(i->ifa_flags & IFF_UP)) continue;
+      const int fam = i->ifa_addr->sa_family;
+      if (fam != AF_INET && fam != AF_INET6) continue;
+      if (!want.empty() && want.find("," + std::string(i->ifa_name) + ",") == std::string::npos) continue;
+      char buf[INET6_ADDRSTRLEN] = "";
+      const void* a = fam == AF_INET ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr)
+                                     : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr);
+      if (!inet_ntop(fam, a, buf, sizeof buf)) continue;
+      out += (out.empty() ? "" : ",") + std::string(i->ifa_name) + "=" + buf;
+    }
+    freeifaddrs(ifs);
+  }
+  if (out.empty()) out = env && *env ? env : "?";
+  return out;
 }
 
 Status ucs_error(const std::string& what, ucs_status_t st) {
@@ -118,6 +148,8 @@ struct UcxTransport::Impl {
   // What every PE published: its service worker's address and its packed remote keys.
   std::vector<std::vector<uint8_t>> addrs;
   std::vector<std::vector<std::vector<uint8_t>>> rkey_bufs;
+  std::vector<std::string> where;  // every PE's UCX devices and addresses (device_addresses)
+  std::atomic<bool> initializing{true};  // messages then name the peer's addresses too
   std::atomic<bool> closing{false};
   std::thread thread;
   std::atomic<bool> stop{false};
@@ -141,6 +173,13 @@ struct UcxTransport::Impl {
     std::string h = size_t(pe) < p.hosts.size() ? p.hosts[size_t(pe)] : "?";
     return "PE " + std::to_string(pe) + " (" + h + ")";
   }
+  // At init: the PE and the address it published, which this PE could not reach.
+  std::string who_at(int pe) const {
+    std::string w = who(pe);
+    if (initializing.load(std::memory_order_relaxed) && size_t(pe) < where.size() && !where[size_t(pe)].empty())
+      w += " at its UCX address " + where[size_t(pe)];
+    return w;
+  }
 
   static void on_ep_error(void* arg, ucp_ep_h, ucs_status_t st) {
     auto* peer = static_cast<UcxPeer*>(arg);
@@ -150,8 +189,10 @@ struct UcxTransport::Impl {
     // A peer that ended the job itself (global exit, its own error) drops its endpoints
     // too: give the launcher a moment to end this PE before blaming that peer.
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    im->fatal("symmem: " + im->who(peer->pe) + " failed or became unreachable over UCX: " +
-              ucs_status_string(st) + " (the PE was killed, crashed, or its node's network is down)",
+    im->fatal("symmem: " + im->who_at(peer->pe) + " failed or became unreachable over UCX: " +
+              ucs_status_string(st) +
+              (im->initializing.load() ? " (at init: check UCX_NET_DEVICES and that the nodes can reach each other there)"
+                                       : " (the PE was killed, crashed, or its node's network is down)"),
               peer->pe);
   }
 
@@ -186,9 +227,8 @@ struct UcxTransport::Impl {
     ucp_ep_h h = nullptr;
     ucs_status_t st = ucp_ep_create(l.worker, &ep, &h);
     if (st != UCS_OK)
-      return ucs_error("UCX: cannot connect to " + who(pe) + " at its published worker address (" +
-                           std::to_string(addrs[size_t(pe)].size()) + " bytes; UCX_NET_DEVICES=" +
-                           (std::getenv("UCX_NET_DEVICES") ?: "all") + ")",
+      return ucs_error("UCX: cannot connect to " + who_at(pe) + " (this PE's UCX_NET_DEVICES=" +
+                           (std::getenv("UCX_NET_DEVICES") ?: "all") + ": " + device_addresses() + ")",
                        st);
     q.rkeys.assign(p.regions.size(), nullptr);
     for (size_t k = 0; k < p.regions.size(); ++k) {
@@ -234,38 +274,36 @@ struct UcxTransport::Impl {
   // The one waiting loop of the UCX route (requests, quiet, the cross-node waits of the
   // runtime): the calling thread drives the worker itself while the progress thread stands
   // aside (app_driving), so a reply is handled by the thread that waits for it, with no
-  // wake-up of another thread in between. It polls for spin_ns, yielding the core every few
-  // empty polls (the peer it waits for may need it), then sleeps on the workers' event fds,
-  // armed, woken by the next event. Ends the job naming `pe` once the deadline passes.
+  // wake-up of another thread in between. It polls until spin_ns have passed since it last
+  // found work, yielding the core every few empty polls (the peer it waits for may need
+  // it), then sleeps on the workers' event fds, armed, woken by the next event. Ends the job naming `pe` once the deadline passes.
   template <class Done>
   void drive(UcxLane& l, Done done, const char* what, int pe) {
     if (done()) return;
     app_driving.fetch_add(1, std::memory_order_seq_cst);
     const Clock::time_point start = Clock::now();
+    Clock::time_point busy = start;  // the last progress that did something
     unsigned idle = 0;
-    bool sleeping = false;
     for (;;) {
       if (progress(l)) {
         idle = 0;
         if (p.after_progress) p.after_progress();
         if (done()) break;
+        busy = Clock::time_point{};  // read the clock at the next empty poll
         continue;
       }
       if (done()) break;
-      ++idle;
-      if (!sleeping) {
-        if (idle % 8) continue;
-        if (Clock::now() - start < std::chrono::nanoseconds(spin_ns)) {
-          sched_yield();
-          continue;
-        }
-        sleeping = true;
-      }
-      if (idle % 64 == 0 && Clock::now() - start > std::chrono::nanoseconds(timeout_ns)) {
+      if (++idle % 8) continue;
+      const Clock::time_point now = Clock::now();
+      if (busy == Clock::time_point{}) busy = now;
+      if (now - start > std::chrono::nanoseconds(timeout_ns)) {
         app_driving.fetch_sub(1, std::memory_order_seq_cst);
         timed_out(what, pe);
       }
-      sleep_on_efd(l, done);
+      // Spinning again after each piece of work: a PE that serves a stream of requests
+      // (or waits for a quick reply) keeps polling; an idle one sleeps.
+      if (now - busy < std::chrono::nanoseconds(spin_ns)) sched_yield();
+      else sleep_on_efd(l, done);
     }
     app_driving.fetch_sub(1, std::memory_order_seq_cst);
   }
@@ -304,9 +342,11 @@ struct UcxTransport::Impl {
 
   [[noreturn]] void timed_out(const char* what, int pe) {
     char buf[96];
-    std::snprintf(buf, sizeof buf, " did not complete within %.1f s (SYMMEM_OP_TIMEOUT)", double(timeout_ns) / 1e9);
-    fatal(std::string("symmem: ") + what + (pe >= 0 ? " to " + who(pe) : std::string(" (all peers)")) + buf +
-              ": the peer is hung (stopped, or not scheduled) or its node unreachable",
+    std::snprintf(buf, sizeof buf, " did not complete within %.1f s (%s)", double(timeout_ns) / 1e9,
+                  initializing.load() ? "SYMMEM_INIT_TIMEOUT" : "SYMMEM_OP_TIMEOUT");
+    fatal(std::string("symmem: ") + what + (pe >= 0 ? " to " + who_at(pe) : std::string(" (all peers)")) + buf +
+              (initializing.load() ? ": unreachable from here (check UCX_NET_DEVICES on both nodes), or not started"
+                                   : ": the peer is hung (stopped, or not scheduled) or its node unreachable"),
           pe);
   }
 
@@ -498,6 +538,7 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
     im.memh.push_back(mh);
     mine += " " + packed;
   }
+  mine += " " + device_addresses();
 
   if (params.progress != "inline") {
     im.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -508,6 +549,7 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
                                                     params.timeout_s));
   im.addrs.resize(im.npeers);
   im.rkey_bufs.resize(im.npeers);
+  im.where.resize(im.npeers);
   for (int pe = 0; pe < params.npes; ++pe) {
     if (!params.remote[size_t(pe)]) continue;
     std::istringstream in(all[size_t(pe)]);
@@ -522,10 +564,13 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
       if (rk != "-" && !unhex(rk, &im.rkey_bufs[size_t(pe)][k]))
         return Status(Errc::kState, "UCX: malformed remote key from " + im.who(pe));
     }
+    in >> im.where[size_t(pe)];
     SYMMEM_RETURN_IF_ERROR(im.connect(im.svc, pe));
   }
   // Warm-up: one get from every remote PE wires the endpoints up now (and names a peer
-  // that cannot be reached, with its host, before the program starts).
+  // that cannot be reached, with its host and address, within the init timeout).
+  const int64_t op_timeout = im.timeout_ns;
+  im.timeout_ns = int64_t(params.init_timeout_s * 1e9);
   for (int pe = 0; pe < params.npes; ++pe) {
     if (!params.remote[size_t(pe)]) continue;
     size_t k = 0;
@@ -535,6 +580,8 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
     t->get(&word, reinterpret_cast<void*>(params.regions[k].base0 + uint64_t(pe) * params.regions[k].stride), 8, pe,
            true);
   }
+  im.timeout_ns = op_timeout;
+  im.initializing.store(false);
   SYMMEM_RETURN_IF_ERROR(store_barrier(store, params.tag + "/wired", params.rank, params.npes, params.timeout_s));
   log_pe(LogLevel::kDebug, params.rank, "UCX: connected to %d remote PE(s); %s", nremote, describe().c_str());
   return t;

@@ -50,8 +50,9 @@ struct UcxParams {
   std::vector<UcxRegion> regions;   // registered for RMA (length 0: skipped)
   std::vector<std::string> hosts;   // per PE, for messages ("host:pid")
   std::string progress = "thread";  // SYMMEM_UCX_PROGRESS: thread or inline
-  double timeout_s = 60;            // init and every blocking operation
-  double spin_us = 50;              // a wait polls this long before it sleeps on the worker's fd
+  double timeout_s = 60;            // every blocking operation
+  double init_timeout_s = 60;       // the warm-up at init (an unreachable peer is named then)
+  double spin_us = 200;             // a wait polls this long after its last work, then sleeps
   std::string tag;                  // store key prefix, unique per init
   // Ends the job with one line naming `pe`, the peer that failed (-1: none); never returns.
   std::function<void(int pe, const std::string&)> fatal;
