@@ -108,9 +108,9 @@ void Runtime::Impl::net_failure(int peer, const std::string& msg) {
 // member) through shared memory; the leaders run a dissemination barrier over UCX (round r
 // adds one to leader l + 2^r's round word, an epoch count, and waits for its own); each
 // leader then releases its node. The quiet first makes it a barrier for UCX operations too
-// (on the node they are complete when issued).
+// (on the node they are complete when issued), those of every context included.
 void Runtime::Impl::net_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch) {
-  if (ucx_) ucx_->quiet();
+  if (ucx_) ucx_->quiet_all();
   shm::fence();
   if (size <= 1) return;
   const uint32_t e = ++*epoch;

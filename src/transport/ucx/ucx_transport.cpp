@@ -685,6 +685,21 @@ void UcxTransport::quiet() {
   wait_all();
 }
 
+void UcxTransport::quiet_all() {
+  Impl& im = *impl_;
+  UcxLane* prev = swap_lane(nullptr);
+  quiet();
+  {
+    std::lock_guard<std::mutex> g(im.lanes_mu);
+    for (auto& l : im.lanes) {
+      if (!l->dirty.load(std::memory_order_relaxed)) continue;
+      swap_lane(l.get());
+      quiet();
+    }
+  }
+  swap_lane(prev);
+}
+
 unsigned UcxTransport::progress() { return impl_->progress(impl_->lane()); }
 
 void UcxTransport::drive(bool (*done)(void*), void* arg, int pe, const char* what) {

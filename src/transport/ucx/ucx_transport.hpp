@@ -86,8 +86,13 @@ class UcxTransport {
                bool track = true);
   // Orders earlier puts / atomics to each PE before later ones (ucp_worker_fence).
   void fence();
-  // Completes every outstanding operation of this PE (ucp_worker_flush) with a deadline.
+  // Completes every outstanding operation of the current lane (its endpoints' flush) with
+  // a deadline.
   void quiet();
+  // quiet() on every lane: the default context's and every context's (barriers complete
+  // the operations of all contexts, as on the node, where every operation is complete when
+  // it returns).
+  void quiet_all();
   // One round of the worker's progress (waits call it).
   unsigned progress();
   // Blocks until done(arg) holds, the calling thread driving the worker (a wait whose
