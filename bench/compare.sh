@@ -267,7 +267,7 @@ if [ $ucx = 1 ]; then
       [ $have_oshmem = 1 ] && group_name=$group ucx_run oshmem ucx-tcp oshmem_p2p p2p "$n" $bench_args --only "$group"
     done
     # shellcheck disable=SC2086
-    for group in barrier reduce_sum; do
+    for group in barrier reduce_sum fcollect alltoall; do
       group_name=$group ucx_run symmem ucx-tcp bench_coll coll "$n" $bench_args --only "$group"
       [ $have_oshmem = 1 ] && group_name=$group ucx_run oshmem ucx-tcp oshmem_coll coll "$n" $bench_args --only "$group"
       [ $have_mpi = 1 ] && group_name=$group ucx_run mpi tcp mpi_coll coll "$n" $bench_args --only "$group"

@@ -13,6 +13,7 @@ namespace symmem::capi {
 struct CtxRef {
   Runtime::Impl* r;
   int start, stride, count;
+  UcxLane* lane;  // the context's UCX worker (null: the default one)
   [[noreturn]] void bad_pe(const char* call, int p) const;
   int pe(const char* call, int p) const {
     if (SYMMEM_UNLIKELY(static_cast<unsigned>(p) >= static_cast<unsigned>(count))) bad_pe(call, p);
@@ -24,10 +25,10 @@ struct CtxRef {
 
 inline CtxRef resolve(const char* call, shmem_ctx_t ctx) {
   Runtime::Impl* r = rt(call);
-  if (ctx == SHMEM_CTX_DEFAULT) return {r, 0, 1, r->npes_};
+  if (ctx == SHMEM_CTX_DEFAULT) return {r, 0, 1, r->npes_, nullptr};
   if (SYMMEM_UNLIKELY(!ctx || __atomic_load_n(&ctx->magic, __ATOMIC_ACQUIRE) != kCtxLive || ctx->rt != r))
     bad_ctx(r, call, ctx);
-  return {ctx->rt, ctx->pe_start, ctx->pe_stride, ctx->pe_count};
+  return {ctx->rt, ctx->pe_start, ctx->pe_stride, ctx->pe_count, ctx->lane};
 }
 
 // For the team layer (shmem_team_create_ctx): a context on the default instance whose
@@ -52,6 +53,7 @@ int create_ctx(const char* call, long options, symmem_team_s* team, int start, i
   RET NAME PARAMS {                                                   \
     static constexpr const char* call = #NAME;                        \
     const symmem::capi::CtxRef x = symmem::capi::resolve(call, ctx);  \
+    const symmem::UcxLaneScope lane_scope(x.lane);                    \
     symmem::Runtime::Impl& r = *x.r;                                  \
     pe = x.pe(call, pe);                                              \
     return EXPR;                                                      \

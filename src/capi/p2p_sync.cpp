@@ -93,12 +93,16 @@ void shmem_ctx_destroy(shmem_ctx_t ctx) {
 
 void shmem_ctx_fence(shmem_ctx_t ctx) {
   if (ctx == SHMEM_CTX_INVALID) return;
-  symmem::capi::resolve("shmem_ctx_fence", ctx).r->fence();
+  const symmem::capi::CtxRef x = symmem::capi::resolve("shmem_ctx_fence", ctx);
+  const symmem::UcxLaneScope lane(x.lane);
+  x.r->fence();
 }
 
 void shmem_ctx_quiet(shmem_ctx_t ctx) {
   if (ctx == SHMEM_CTX_INVALID) return;
-  symmem::capi::resolve("shmem_ctx_quiet", ctx).r->quiet();
+  const symmem::capi::CtxRef x = symmem::capi::resolve("shmem_ctx_quiet", ctx);
+  const symmem::UcxLaneScope lane(x.lane);
+  x.r->quiet();
 }
 
 namespace {
@@ -109,6 +113,7 @@ void pe_quiet(const char* call, shmem_ctx_t ctx, const int* pes, size_t npes) {
   for (size_t i = 0; i < npes; ++i) (void)x.pe(call, pes[i]);
   // Every operation to any PE is complete when it returns; the fence that makes weakly
   // ordered stores visible is per thread, not per target.
+  const symmem::UcxLaneScope lane(x.lane);
   x.r->quiet();
 }
 }  // namespace

@@ -457,7 +457,8 @@ void PsyncGroup::sync() {
 // members of other nodes; the quiet first makes it a barrier for UCX operations too.
 void PsyncGroup::net_sync() {
   Runtime::Impl* rt = rt_;
-  rt->quiet();
+  shm::quiet();
+  if (rt->ucx_) rt->ucx_->quiet_all();  // as on the node: every context's operations complete
   for (int r = 0, dist = 1; dist < size_; ++r, dist <<= 1) {
     const int to = (me_ + dist) % size_;
     rt->radd32(as_atomic(tokens(at(psync_ + r, to))), 1, world_pe(to));

@@ -67,6 +67,9 @@ class Group {
   virtual void collect_done() {}
   // The status page's lane of this group's collectives (dfx_page.hpp): the team's slot.
   virtual int dfx_lane() const = 0;
+  // The SyncState (metadata offset) and epoch counter sync() uses, for the cross-node
+  // algorithms that fold data into a sync (coll_net.cpp); false: the group has none.
+  virtual bool sync_words(uint64_t* /*off*/, uint32_t** /*epoch*/) const { return false; }
 
  protected:
   Runtime::Impl* rt_;
@@ -85,6 +88,11 @@ class TeamGroup final : public Group {
     return &t_->slot_of(world_pe(i))->collect_size[parity];
   }
   int dfx_lane() const override { return t_->slot; }
+  bool sync_words(uint64_t* off, uint32_t** epoch) const override {
+    *off = t_->sync_off;
+    *epoch = t_->epoch;
+    return true;
+  }
   size_t mailbox_bytes() const override { return kBcastBoxBytes; }
   uint32_t next_mailbox_seq() override { return ++t_->bcast_seq; }
   unsigned mailbox_depth() const override { return kBcastBoxes; }

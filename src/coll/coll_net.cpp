@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "coll/coll.hpp"
+#include "runtime/meta.hpp"
 
 namespace symmem::coll::net {
 namespace {
@@ -51,6 +52,12 @@ void sync(Group& g) { g.sync(); }
 // From this size on, only one member per node moves the data between nodes (the node's
 // leader); the others copy it from the leader through shared memory.
 constexpr size_t kHierBytes = 64 << 10;
+// Up to this size a team's reduction travels inside one sync (in_sync); fcollect up to 4x
+// this in all.
+constexpr size_t kInSyncBytes = 512;
+bool reduce_in_sync(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn);
+bool fcollect_in_sync(Group& g, void* dest, const void* src, size_t bytes);
+bool alltoall_in_sync(Group& g, void* dest, const void* src, size_t block);
 
 void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets) {
   if (bytes == 0) return;
@@ -81,6 +88,7 @@ void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bo
 
 void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
   if (bytes == 0) return;
+  if (bytes * size_t(g.size()) <= kInSyncBytes * 4 && fcollect_in_sync(g, dest, src, bytes)) return;
   const int n = g.size(), me = g.me();
   g.sync();
   for (int k = 0; k < n; ++k) {
@@ -115,6 +123,7 @@ void collect(Group& g, void* dest, const void* src, size_t bytes) {
 
 void alltoall(Group& g, void* dest, const void* src, size_t block) {
   if (block == 0) return;
+  if (block * size_t(g.size()) * size_t(g.size()) <= kInSyncBytes * 4 && alltoall_in_sync(g, dest, src, block)) return;
   const int n = g.size(), me = g.me();
   g.sync();
   for (int k = 0; k < n; ++k) {
@@ -143,8 +152,117 @@ void alltoalls(Group& g, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t s
   g.sync();
 }
 
+// Small team collectives as one hierarchical sync that carries the data. The PEs of a node
+// arrive at their leader (shared memory); the leader copies their contributions (`bytes`
+// each) into its team scratch (one block per node, members in member order), then the
+// leaders run the sync's dissemination rounds over UCX, each round's message preceded by
+// the blocks the partner lacks (puts into its scratch, fenced before the round's atomic
+// add), so after the last round every leader holds every member's contribution. It
+// releases its node, and every PE builds its result from its leader's scratch:
+// out(contribution), where contribution(i) is member i's, asked for i = 0, 1, ... in order.
+// One sync's latency instead of two syncs and a round of gets. The scratch of parity e&1 is
+// next written at sync e+2, after every PE has left sync e+1, so the readers are done.
+// Returns false when the group or the sizes do not fit (the caller takes the general path).
+template <class Out>
+bool in_sync(Group& g, const void* src, size_t bytes, Out out) {
+  constexpr int kMaxNodes = 64, kMaxMembers = 4096;
+  uint64_t off = 0;
+  uint32_t* epoch = nullptr;
+  if (!g.sync_words(&off, &epoch) || g.scratch_bytes() == 0 || g.size() > kMaxMembers) return false;
+  Runtime::Impl* rt = g.rt();
+  Runtime::Impl::GroupNodes& gn = rt->group_nodes(g.start(), g.stride(), g.size());
+  const int nl = int(gn.leaders.size()), size = g.size();
+  if (nl < 2 || nl > kMaxNodes) return false;
+  // Node (index into gn.leaders) of every member, in member order.
+  int16_t node_of[kMaxMembers];
+  int count[kMaxNodes] = {};
+  int max_local = 0;
+  for (int i = 0; i < size; ++i) {
+    const int idx = rt->node_index_[size_t(g.world_pe(i))];
+    int k = 0;
+    while (k < nl && rt->node_index_[size_t(gn.leaders[size_t(k)])] != idx) ++k;
+    node_of[i] = int16_t(k);
+    max_local = std::max(max_local, ++count[k]);
+  }
+  const size_t block = size_t(max_local) * bytes;
+  if (size_t(nl) * block > g.scratch_bytes()) return false;
+
+  const uint32_t e = ++*epoch;
+  const unsigned par = e & 1u;  // the scratch of the collective that ends with sync e
+  auto state = [&](int pe) { return reinterpret_cast<SyncState*>(rt->meta_bytes(pe) + off); };
+  char* mine = g.scratch(g.index_of(gn.leader), par);  // this node's leader's, mapped here
+  int seen[kMaxNodes] = {};
+  auto contribution = [&](int i) -> const char* {
+    const int k = node_of[i];
+    return mine + size_t(k) * block + size_t(seen[k]++) * bytes;
+  };
+  if (g.world_pe(g.me()) != gn.leader) {
+    rt->add_word(&state(gn.leader)->arrive, 1);
+    rt->wait_word_ge(&state(gn.leader)->release, e);
+    out(contribution);
+    return true;
+  }
+  if (gn.local > 1) rt->wait_word_ge(&state(gn.leader)->arrive, e * uint32_t(gn.local - 1));
+  {  // this node's block: its members' contributions, read in place
+    char* b = mine + size_t(gn.my_leader) * block;
+    for (int i = 0; i < size; ++i)
+      if (node_of[i] == gn.my_leader) {
+        std::memcpy(b, i == g.me() ? src : g.at(cp(src), i), bytes);
+        b += bytes;
+      }
+  }
+  for (int round = 0, dist = 1; dist < nl; ++round, dist <<= 1) {
+    const int to = gn.leaders[size_t((gn.my_leader + dist) % nl)];
+    const int from = gn.leaders[size_t((gn.my_leader - dist % nl + nl) % nl)];
+    // Held now: nodes my_leader, my_leader-1, ..., my_leader-dist+1; the partner holds
+    // its own and the dist-1 before it: send the min(dist, nl-dist) it lacks.
+    const int k = std::min(dist, nl - dist);
+    char* theirs = g.scratch(g.index_of(to), par);
+    for (int j = 0; j < k; ++j) {
+      const size_t at = size_t((gn.my_leader - j + nl) % nl) * block;
+      rt->ucx_put(theirs + at, mine + at, block, to, false);
+    }
+    rt->ucx_->fence();
+    rt->radd32(&state(to)->round[round].v, 1, to);
+    std::atomic<uint32_t>& w = state(gn.leader)->round[round].v;
+    rt->net_wait([&] { return int32_t(w.load(std::memory_order_acquire) - e) >= 0; }, from, "collective");
+  }
+  Runtime::Impl::notify(&state(gn.leader)->release, e);
+  out(contribution);
+  return true;
+}
+
+bool reduce_in_sync(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
+  const size_t bytes = n * es;
+  const ReduceKernels& kern = fn->isa[g.rt()->reduce_isa_];
+  const int size = g.size();
+  return in_sync(g, src, bytes, [&](auto operand) {
+    if (size == 1) return (void)std::memcpy(dest, operand(0), bytes);
+    const char* a = operand(0);
+    const char* b = operand(1);
+    kern.combine(dest, a, b, n);  // member order: every PE computes the same bits
+    for (int i = 2; i < size; ++i) kern.acc(dest, operand(i), n);
+  });
+}
+
+bool fcollect_in_sync(Group& g, void* dest, const void* src, size_t bytes) {
+  const int size = g.size();
+  return in_sync(g, src, bytes, [&](auto block) {
+    for (int i = 0; i < size; ++i) std::memcpy(mp(dest) + size_t(i) * bytes, block(i), bytes);
+  });
+}
+
+// Every member's whole source travels; each PE keeps its column.
+bool alltoall_in_sync(Group& g, void* dest, const void* src, size_t block) {
+  const int size = g.size(), me = g.me();
+  return in_sync(g, src, block * size_t(size), [&](auto whole) {
+    for (int i = 0; i < size; ++i) std::memcpy(mp(dest) + size_t(i) * block, whole(i) + size_t(me) * block, block);
+  });
+}
+
 void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
   if (n == 0) return;
+  if (n * es <= kInSyncBytes && reduce_in_sync(g, dest, src, n, es, fn)) return;
   const int size = g.size();
   const size_t bytes = n * es;
   Runtime::Impl* rt = g.rt();

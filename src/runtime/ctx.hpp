@@ -2,7 +2,8 @@
 // its operations take PE numbers relative to that team. The C handle shmem_ctx_t points
 // at one of these. On the shm route every operation is complete when it returns, so a
 // context's quiet is a memory fence of the calling thread and never waits for the
-// operations of another context.
+// operations of another context. Across nodes each context has a UCX worker of its own
+// (UcxLane): the C calls on a context make it the thread's current lane (UcxLaneScope).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,7 @@ struct symmem_ctx_s {
   // Team-relative PE p is world PE pe_start + p * pe_stride, for 0 <= p < pe_count.
   int pe_start = 0, pe_stride = 1, pe_count = 0;
   std::thread::id owner;  // creating thread (SHMEM_CTX_PRIVATE)
+  symmem::UcxLane* lane = nullptr;  // its own UCX worker (null: none, or no PE off the node)
 };
 
 namespace symmem {
@@ -37,6 +39,24 @@ struct CtxPool {
   std::mutex mu;
   std::vector<std::unique_ptr<symmem_ctx_s>> all;
   std::vector<symmem_ctx_s*> free;
+};
+
+// Makes `lane` the calling thread's UCX lane for one call on a context (nothing when null:
+// the default context, or every PE on this node).
+class UcxLaneScope {
+ public:
+  explicit UcxLaneScope(UcxLane* lane) : set_(lane != nullptr) {
+    if (SYMMEM_UNLIKELY(set_)) prev_ = UcxTransport::swap_lane(lane);
+  }
+  ~UcxLaneScope() {
+    if (SYMMEM_UNLIKELY(set_)) UcxTransport::swap_lane(prev_);
+  }
+  UcxLaneScope(const UcxLaneScope&) = delete;
+  UcxLaneScope& operator=(const UcxLaneScope&) = delete;
+
+ private:
+  bool set_;
+  UcxLane* prev_ = nullptr;
 };
 
 // Creates a context on `rt` for the PEs pe_start + k*pe_stride (k < pe_count) of the

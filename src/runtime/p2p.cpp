@@ -123,12 +123,17 @@ symmem_ctx_s* ctx_create(Runtime::Impl& rt, long options, symmem_team_s* team, i
   c->pe_stride = pe_stride;
   c->pe_count = pe_count;
   c->owner = std::this_thread::get_id();
+  // A recycled context keeps its lane (quieted at destroy).
+  if (rt.ucx_ && c->lane == nullptr) c->lane = rt.ucx_->lane_create();
   __atomic_store_n(&c->magic, kCtxLive, __ATOMIC_RELEASE);
   return c;
 }
 
 void ctx_destroy(Runtime::Impl& rt, symmem_ctx_s* ctx) {
-  rt.quiet();
+  {
+    UcxLaneScope lane(ctx->lane);
+    rt.quiet();
+  }
   CtxPool& pool = *rt.ctx_pool_;
   std::lock_guard<std::mutex> g(pool.mu);
   __atomic_store_n(&ctx->magic, kCtxDestroyed, __ATOMIC_RELEASE);

@@ -30,6 +30,8 @@ void Runtime::Impl::connect_ucx(const std::string& tag) {
   if (p.progress != "thread" && p.progress != "inline")
     fail(Errc::kInvalidArgument, "init", "SYMMEM_UCX_PROGRESS=%s: expected thread or inline", p.progress.c_str());
   p.timeout_s = cfg_.op_timeout;
+  p.spin_us = cfg_.ucx_spin_us;
+  p.init_timeout_s = cfg_.init_timeout;
   p.tag = tag + "/ucx";
   // A failed peer is raised on the liveness channel (every PE of the job hears it); a
   // failure of this PE's own is its error.
@@ -68,6 +70,11 @@ void Runtime::Impl::radd32(std::atomic<uint32_t>* word, uint32_t delta, int pe) 
   if (sleepers->load(std::memory_order_seq_cst) != 0) futex_wake_shared(word);
 }
 
+void Runtime::Impl::net_wait_slow() {
+  if (SYMMEM_UNLIKELY(failing_word_->load(std::memory_order_relaxed) != 0)) job_failing_seen();
+  if (SYMMEM_UNLIKELY(wait_check_ != nullptr)) wait_check_();
+}
+
 void Runtime::Impl::check_net_wait(int64_t* start_ns, int peer, const char* what) {
   int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                     std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -101,9 +108,9 @@ void Runtime::Impl::net_failure(int peer, const std::string& msg) {
 // member) through shared memory; the leaders run a dissemination barrier over UCX (round r
 // adds one to leader l + 2^r's round word, an epoch count, and waits for its own); each
 // leader then releases its node. The quiet first makes it a barrier for UCX operations too
-// (on the node they are complete when issued).
+// (on the node they are complete when issued), those of every context included.
 void Runtime::Impl::net_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch) {
-  if (ucx_) ucx_->quiet();
+  if (ucx_) ucx_->quiet_all();
   shm::fence();
   if (size <= 1) return;
   const uint32_t e = ++*epoch;

@@ -151,14 +151,31 @@ struct Runtime::Impl {
       if (route_of_[start + i * stride] != Route::kShm) return false;
     return true;
   }
-  // A wait of the cross-node algorithms: polls done() while driving UCX progress, backs
-  // off, and ends the job naming `peer` when SYMMEM_OP_TIMEOUT passes.
+  // A wait of the cross-node algorithms, whose condition a remote operation on this PE's
+  // memory meets: the calling thread drives UCX itself (UcxTransport::drive: polls, then
+  // sleeps on the worker's event fd), looks at the job's failing word now and then, and
+  // the job ends naming `peer` when SYMMEM_OP_TIMEOUT passes.
   template <class Done>
   void net_wait(Done done, int peer, const char* what) {
+    if (done()) return;
+    if (SYMMEM_LIKELY(ucx_ != nullptr)) {
+      struct W {
+        Done* done;
+        Impl* self;
+        uint32_t n;
+      } w{&done, this, 0};
+      ucx_->drive(
+          [](void* a) {
+            W* x = static_cast<W*>(a);
+            if ((*x->done)()) return true;
+            if ((++x->n & 255) == 0) x->self->net_wait_slow();
+            return false;
+          },
+          &w, peer, what);
+      return;
+    }
     uint64_t polls = 0;
     int64_t start = 0;
-    // Sleeps on this PE's user_wake, which the UCX progress thread bumps after serving
-    // remote operations while someone sleeps there.
     WaitWord& w = meta(rank_)->user_wake;
     wait_adaptive(
         [&] {
@@ -173,6 +190,7 @@ struct Runtime::Impl {
           w.sleepers.fetch_sub(1, std::memory_order_release);
         });
   }
+  void net_wait_slow();  // the job's failing word, the wait check
   void check_net_wait(int64_t* start_ns, int peer, const char* what);
   // A network route to `peer` failed or timed out: the job fails, naming it (peer < 0: this
   // PE's own error). runtime/remote.cpp

@@ -6,6 +6,8 @@
 # address. Started the way Slurm starts PEs (SLURM_PROCID / SLURM_NTASKS, SYMMEM_STORE and a
 # shared SYMMEM_STORE_SECRET). Exit 77 (skipped) where namespaces cannot be made (not root,
 # no CAP_NET_ADMIN, no ip).
+# NETNS_B_DEVICES: UCX_NET_DEVICES for B's PEs instead of its veth; NETNS_EXPECT: a regex
+# the output must match, the job then having to fail (and leave nothing in /dev/shm).
 set -u
 prog=("$@")
 command -v ip >/dev/null || { echo "netns: no ip command; skipped"; exit 77; }
@@ -35,10 +37,11 @@ port=$(( 20000 + $$ % 20000 ))
 secret=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
 out=$(mktemp)
 for r in 0 1 2 3; do
-  if [ $r -lt 2 ]; then ns=$a dev=v$tag-a node=A; else ns=$b dev=v$tag-b node=B; fi
+  if [ $r -lt 2 ]; then ns=$a dev=v$tag-a node=A; else ns=$b dev=${NETNS_B_DEVICES:-v$tag-b} node=B; fi
   ip netns exec "$ns" env SLURM_PROCID=$r SLURM_NTASKS=4 SLURM_JOB_ID="$tag" SLURM_STEP_ID=0 SLURM_NNODES=2 \
     SYMMEM_STORE="tcp://10.77.$k.1:$port" SYMMEM_STORE_SECRET="$secret" SYMMEM_NODE_ID="$node" \
-    UCX_TLS=tcp UCX_NET_DEVICES="$dev" SYMMEM_OP_TIMEOUT=60 SYMMEM_LOG_LEVEL=warn \
+    UCX_TLS=tcp UCX_NET_DEVICES="$dev" SYMMEM_OP_TIMEOUT=60 SYMMEM_INIT_TIMEOUT="${NETNS_INIT_TIMEOUT:-60}" \
+    SYMMEM_LOG_LEVEL=warn \
     timeout 120 "${prog[@]}" >>"$out" 2>&1 &
   pids+=($!)
 done
@@ -46,6 +49,16 @@ rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
 pids=()
 cat "$out"
+if [ -n "${NETNS_EXPECT:-}" ]; then
+  matched=0; grep -Eq -- "$NETNS_EXPECT" "$out" && matched=1
+  rm -f "$out"
+  left=$(ls /dev/shm | grep -c -- "$tag")
+  [ $rc != 0 ] || { echo "netns: expected the job to fail"; exit 1; }
+  [ $matched = 1 ] || { echo "netns: output does not match /$NETNS_EXPECT/"; exit 1; }
+  [ "$left" = 0 ] || { echo "netns: $left file(s) of the job left in /dev/shm"; exit 1; }
+  echo "netns: failed as expected"
+  exit 0
+fi
 rm -f "$out"
 [ $rc = 0 ] || { echo "netns: a PE failed"; exit 1; }
 # A's and B's PEs reach each other only through the veth pair (UCX_NET_DEVICES, and the

@@ -10,6 +10,10 @@
  *             barrier: they must name it (UCX endpoint error) and end the job.
  *  hang       the last PE stops itself (SIGSTOP); PE 0's get from it must end the job
  *             naming it when SYMMEM_OP_TIMEOUT passes.
+ *  team-reduce small reductions, fcollects and alltoalls (those that travel inside one sync across nodes) on the
+ *             world and on teams whose members fall on the nodes unevenly and out of
+ *             node order: exact integer results, float sums the same bits on every
+ *             member and in member order, dest == src, back-to-back calls.
  */
 #include <signal.h>
 #include <stdint.h>
@@ -95,12 +99,95 @@ static int progress_case(void) {
   return failures;
 }
 
+/* Member m of the team contributes m*7+e (longs) / a float whose sum depends on the order
+ * of addition; checks one team. */
+static void reduce_on(shmem_team_t team, int rep) {
+  enum { kN = 9 };
+  /* shmem_malloc is collective over the world: every PE allocates, members or not */
+  const size_t n = (size_t)shmem_n_pes();
+  long* src = shmem_malloc(kN * sizeof(long));
+  long* dst = shmem_malloc(kN * sizeof(long));
+  float* fs = shmem_malloc(4 * sizeof(float));
+  float* fd = shmem_malloc(4 * sizeof(float));
+  float* all = shmem_malloc(n * 4 * sizeof(float));
+  long* gathered = shmem_malloc(n * 3 * sizeof(long));
+  int* a2a_src = shmem_malloc(n * 2 * sizeof(int));
+  int* a2a_dst = shmem_malloc(n * 2 * sizeof(int));
+  if (team == SHMEM_TEAM_INVALID) goto out;
+  const int m = shmem_team_my_pe(team), tn = shmem_team_n_pes(team);
+  for (int e = 0; e < kN; ++e) src[e] = m * 7 + e + rep;
+  CHECK(shmem_long_sum_reduce(team, dst, src, kN) == 0, "sum_reduce failed");
+  for (int e = 0; e < kN; ++e) {
+    long want = 0;
+    for (int q = 0; q < tn; ++q) want += q * 7 + e + rep;
+    CHECK(dst[e] == want, "team of %d, member %d: sum[%d] = %ld, want %ld", tn, m, e, dst[e], want);
+  }
+  CHECK(shmem_long_max_reduce(team, src, src, kN) == 0, "in-place max_reduce failed");
+  CHECK(src[0] == (tn - 1) * 7 + rep, "team of %d, member %d: in-place max %ld", tn, m, src[0]);
+  /* Large and small magnitudes: the sum is order-dependent; it must be the member-order one. */
+  for (int e = 0; e < 4; ++e) fs[e] = (m % 2 ? 1e8f : 1.0f) * (float)(1 + ((m * 31 + e * 17) % 13)) / 3.0f;
+  CHECK(shmem_float_sum_reduce(team, fd, fs, 4) == 0, "float sum_reduce failed");
+  for (int e = 0; e < 4; ++e) {
+    float want = 0;
+    for (int q = 0; q < tn; ++q) {
+      const float v = (q % 2 ? 1e8f : 1.0f) * (float)(1 + ((q * 31 + e * 17) % 13)) / 3.0f;
+      want = q == 0 ? v : want + v;
+    }
+    CHECK(memcmp(&fd[e], &want, sizeof want) == 0, "team of %d, member %d: float sum[%d] %.9g, member order gives %.9g",
+          tn, m, e, fd[e], want);
+  }
+  CHECK(shmem_float_fcollect(team, all, fd, 4) == 0, "fcollect failed");
+  for (int q = 1; q < tn; ++q) CHECK(memcmp(all, all + 4 * q, 4 * sizeof(float)) == 0, "member %d's sum differs", q);
+  src[0] = m * 100L + rep, src[1] = m * 100L + 1, src[2] = -m;
+  CHECK(shmem_long_fcollect(team, gathered, src, 3) == 0, "fcollect failed");
+  for (int q = 0; q < tn; ++q)
+    CHECK(gathered[3 * q] == q * 100L + rep && gathered[3 * q + 1] == q * 100L + 1 && gathered[3 * q + 2] == -q,
+          "team of %d, member %d: fcollect block %d = %ld %ld %ld", tn, m, q, gathered[3 * q], gathered[3 * q + 1],
+          gathered[3 * q + 2]);
+  for (int q = 0; q < tn; ++q) a2a_src[2 * q] = m * 1000 + q, a2a_src[2 * q + 1] = rep - m;
+  CHECK(shmem_int_alltoall(team, a2a_dst, a2a_src, 2) == 0, "alltoall failed");
+  for (int q = 0; q < tn; ++q)
+    CHECK(a2a_dst[2 * q] == q * 1000 + m && a2a_dst[2 * q + 1] == rep - q, "team of %d, member %d: alltoall from %d: %d %d",
+          tn, m, q, a2a_dst[2 * q], a2a_dst[2 * q + 1]);
+  shmem_team_sync(team);
+out:
+  shmem_free(a2a_dst);
+  shmem_free(a2a_src);
+  shmem_free(gathered);
+  shmem_free(all);
+  shmem_free(fd);
+  shmem_free(fs);
+  shmem_free(dst);
+  shmem_free(src);
+}
+
+static int team_reduce_case(void) {
+  const int n = shmem_n_pes();
+  shmem_team_t odd = SHMEM_TEAM_INVALID, tail = SHMEM_TEAM_INVALID, rev = SHMEM_TEAM_INVALID;
+  /* 1, 3, 5, ...; 1..n-1; and the world (block-placed nodes: uneven, out of node order
+   * for the strided team when nodes hold more than 2 PEs) */
+  if (n >= 2) shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 2, n / 2, NULL, 0, &odd);
+  if (n >= 3) shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 1, n - 1, NULL, 0, &tail);
+  if (n >= 4) shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 3, (n + 2) / 3, NULL, 0, &rev);
+  for (int rep = 0; rep < 3; ++rep) {
+    reduce_on(SHMEM_TEAM_WORLD, rep);
+    reduce_on(odd, rep);
+    reduce_on(tail, rep);
+    reduce_on(rev, rep);
+  }
+  if (odd != SHMEM_TEAM_INVALID) shmem_team_destroy(odd);
+  if (tail != SHMEM_TEAM_INVALID) shmem_team_destroy(tail);
+  if (rev != SHMEM_TEAM_INVALID) shmem_team_destroy(rev);
+  shmem_barrier_all();
+  return failures;
+}
+
 int main(int argc, char** argv) {
   const char* c = argc > 1 ? argv[1] : "progress";
   shmem_init();
   const int me = shmem_my_pe(), n = shmem_n_pes();
-  if (strcmp(c, "progress") == 0) {
-    int f = progress_case();
+  if (strcmp(c, "progress") == 0 || strcmp(c, "team-reduce") == 0) {
+    int f = c[0] == 'p' ? progress_case() : team_reduce_case();
     shmem_finalize();
     return f ? 1 : 0;
   }

@@ -2,6 +2,11 @@
 #include "transport/ucx/ucx_transport.hpp"
 
 #include <sched.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -13,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <mutex>
 #include <thread>
 
 #include "common/config.hpp"
@@ -46,6 +52,32 @@ bool unhex(const std::string& s, std::vector<uint8_t>* out) {
   return true;
 }
 
+// The addresses of the network devices UCX may use here ("dev=addr,..."), as peers would
+// connect to them: UCX_NET_DEVICES' netdevs (an InfiniBand port such as mlx5_0:1 by name
+// only), or every interface that is up.
+std::string device_addresses() {
+  const char* env = std::getenv("UCX_NET_DEVICES");
+  std::string want = env && *env && std::string(env) != "all" ? std::string(",") + env + "," : "";
+  std::string out;
+  ifaddrs* ifs = nullptr;
+  if (getifaddrs(&ifs) == 0) {
+    for (ifaddrs* i = ifs; i; i = i->ifa_next) {
+      if (!i->ifa_addr || !(i->ifa_flags & IFF_UP)) continue;
+      const int fam = i->ifa_addr->sa_family;
+      if (fam != AF_INET && fam != AF_INET6) continue;
+      if (!want.empty() && want.find("," + std::string(i->ifa_name) + ",") == std::string::npos) continue;
+      char buf[INET6_ADDRSTRLEN] = "";
+      const void* a = fam == AF_INET ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr)
+                                     : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr);
+      if (!inet_ntop(fam, a, buf, sizeof buf)) continue;
+      out += (out.empty() ? "" : ",") + std::string(i->ifa_name) + "=" + buf;
+    }
+    freeifaddrs(ifs);
+  }
+  if (out.empty()) out = env && *env ? env : "?";
+  return out;
+}
+
 Status ucs_error(const std::string& what, ucs_status_t st) {
   return Status(Errc::kIo, what + ": " + ucs_status_string(st));
 }
@@ -62,30 +94,75 @@ ucp_atomic_op_t opcode(UcxAmo op) {
   }
   return UCP_ATOMIC_OP_ADD;
 }
-
 }  // namespace
 
+struct UcxLane;
+
 struct UcxPeer {
-  UcxTransport::Impl* owner = nullptr;
+  UcxLane* lane = nullptr;
   int pe = -1;
-  ucp_ep_h ep = nullptr;
+  std::atomic<ucp_ep_h> ep{nullptr};  // a context's lane connects on first use
   std::vector<ucp_rkey_h> rkeys;
   std::atomic<int> error{0};  // ucs_status_t of an endpoint error, 0 while healthy
 };
 
+// One UCX worker and its endpoints to the PEs of other nodes. The default context's lane
+// is the service worker: its address is the one published, every peer's endpoints lead to
+// it, and it serves the remote operations aimed at this PE (the progress thread, or a
+// thread that waits). Every other context has a lane of its own whose endpoints lead to
+// the peers' service workers, so that its quiet flushes its own operations only.
+struct UcxLane {
+  UcxTransport::Impl* owner = nullptr;
+  ucp_worker_h worker = nullptr;
+  int efd = -1;  // the worker's event fd (-1: none, waits poll)
+  std::unique_ptr<UcxPeer[]> peers;
+  std::atomic<bool> dirty{false};      // operations issued since the last quiet
+  std::atomic<bool> efd_owner{false};  // a thread sleeps on efd
+  std::atomic<int> inflight{0};        // nonblocking requests not yet complete locally
+  std::mutex connect_mu;
+};
+
+namespace {
+thread_local UcxLane* t_lane = nullptr;  // the context of the calling thread's operation
+
+// Nonblocking requests a lane may hold before the next one waits for the oldest to go
+// (an endless stream of put_nbi must not queue without bound).
+constexpr int kMaxInflight = 64;
+
+// A nonblocking request is released here, once complete (ucp_request_free earlier would
+// cancel this callback).
+void on_nbi_done(void* req, ucs_status_t, void* user) {
+  static_cast<UcxLane*>(user)->inflight.fetch_sub(1, std::memory_order_relaxed);
+  ucp_request_free(req);
+}
+}  // namespace
+
 struct UcxTransport::Impl {
   UcxParams p;
   ucp_context_h ctx = nullptr;
-  ucp_worker_h worker = nullptr;
+  UcxLane svc;
+  std::mutex lanes_mu;
+  std::vector<std::unique_ptr<UcxLane>> lanes;  // the contexts' lanes
   std::vector<ucp_mem_h> memh;
-  std::unique_ptr<UcxPeer[]> peers;
   size_t npeers = 0;
+  // What every PE published: its service worker's address and its packed remote keys.
+  std::vector<std::vector<uint8_t>> addrs;
+  std::vector<std::vector<std::vector<uint8_t>>> rkey_bufs;
+  std::vector<std::string> where;  // every PE's UCX devices and addresses (device_addresses)
+  std::atomic<bool> initializing{true};  // messages then name the peer's addresses too
   std::atomic<bool> closing{false};
-  std::atomic<bool> dirty{false};  // operations issued since the last quiet
   std::thread thread;
   std::atomic<bool> stop{false};
   int stop_fd = -1;
+  std::atomic<int> app_driving{0};  // application threads inside drive()
   int64_t timeout_ns = 0;
+  int64_t spin_ns = 0;
+
+  // The lane of the calling thread's operation: its context's, or the default one.
+  UcxLane& lane() {
+    UcxLane* l = t_lane;
+    return l != nullptr && l->owner == this ? *l : svc;
+  }
 
   [[noreturn]] void fatal(const std::string& msg, int pe = -1) {
     if (p.fatal) p.fatal(pe, msg);
@@ -96,21 +173,83 @@ struct UcxTransport::Impl {
     std::string h = size_t(pe) < p.hosts.size() ? p.hosts[size_t(pe)] : "?";
     return "PE " + std::to_string(pe) + " (" + h + ")";
   }
+  // At init: the PE and the address it published, which this PE could not reach.
+  std::string who_at(int pe) const {
+    std::string w = who(pe);
+    if (initializing.load(std::memory_order_relaxed) && size_t(pe) < where.size() && !where[size_t(pe)].empty())
+      w += " at its UCX address " + where[size_t(pe)];
+    return w;
+  }
 
   static void on_ep_error(void* arg, ucp_ep_h, ucs_status_t st) {
     auto* peer = static_cast<UcxPeer*>(arg);
     peer->error.store(int(st));
-    Impl* im = peer->owner;
+    Impl* im = peer->lane->owner;
     if (im->closing.load()) return;  // peers close their endpoints at finalize
     // A peer that ended the job itself (global exit, its own error) drops its endpoints
     // too: give the launcher a moment to end this PE before blaming that peer.
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    im->fatal("symmem: " + im->who(peer->pe) + " failed or became unreachable over UCX: " +
-              ucs_status_string(st) + " (the PE was killed, crashed, or its node's network is down)",
+    im->fatal("symmem: " + im->who_at(peer->pe) + " failed or became unreachable over UCX: " +
+              ucs_status_string(st) +
+              (im->initializing.load() ? " (at init: check UCX_NET_DEVICES and that the nodes can reach each other there)"
+                                       : " (the PE was killed, crashed, or its node's network is down)"),
               peer->pe);
   }
 
-  UcxPeer& peer(int pe) { return peers[size_t(pe)]; }
+  Status make_lane(UcxLane& l) {
+    l.owner = this;
+    ucp_worker_params_t wp{};
+    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wp.thread_mode = UCS_THREAD_MODE_MULTI;
+    ucs_status_t st = ucp_worker_create(ctx, &wp, &l.worker);
+    if (st != UCS_OK) return ucs_error("UCX: ucp_worker_create", st);
+    if (ucp_worker_get_efd(l.worker, &l.efd) != UCS_OK) l.efd = -1;
+    l.peers.reset(new UcxPeer[npeers]);
+    for (size_t pe = 0; pe < npeers; ++pe) {
+      l.peers[pe].lane = &l;
+      l.peers[pe].pe = int(pe);
+    }
+    return Status();
+  }
+
+  // Creates l's endpoint to pe's service worker and unpacks pe's remote keys on it.
+  Status connect(UcxLane& l, int pe) {
+    std::lock_guard<std::mutex> g(l.connect_mu);
+    UcxPeer& q = l.peers[size_t(pe)];
+    if (q.ep.load(std::memory_order_acquire) != nullptr) return Status();
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep.address = reinterpret_cast<const ucp_address_t*>(addrs[size_t(pe)].data());
+    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    ep.err_handler.cb = &Impl::on_ep_error;
+    ep.err_handler.arg = &q;
+    ucp_ep_h h = nullptr;
+    ucs_status_t st = ucp_ep_create(l.worker, &ep, &h);
+    if (st != UCS_OK)
+      return ucs_error("UCX: cannot connect to " + who_at(pe) + " (this PE's UCX_NET_DEVICES=" +
+                           (std::getenv("UCX_NET_DEVICES") ?: "all") + ": " + device_addresses() + ")",
+                       st);
+    q.rkeys.assign(p.regions.size(), nullptr);
+    for (size_t k = 0; k < p.regions.size(); ++k) {
+      const std::vector<uint8_t>& b = rkey_bufs[size_t(pe)][k];
+      if (b.empty()) continue;
+      st = ucp_ep_rkey_unpack(h, b.data(), &q.rkeys[k]);
+      if (st != UCS_OK) return ucs_error("UCX: unpacking the remote key of " + who(pe), st);
+    }
+    q.ep.store(h, std::memory_order_release);
+    return Status();
+  }
+
+  // l's endpoint to pe, connected on first use.
+  UcxPeer& peer(UcxLane& l, int pe) {
+    UcxPeer& q = l.peers[size_t(pe)];
+    if (__builtin_expect(q.ep.load(std::memory_order_acquire) == nullptr, 0)) {
+      Status st = connect(l, pe);
+      if (!st.ok()) fatal("symmem: " + st.message(), pe);
+    }
+    return q;
+  }
 
   ucp_rkey_h rkey_for(UcxPeer& q, uintptr_t a, size_t n) {
     for (size_t k = 0; k < p.regions.size(); ++k) {
@@ -124,30 +263,101 @@ struct UcxTransport::Impl {
     fatal(buf);
   }
 
+  // One round of progress of lane l; a context's lane also drives the service worker
+  // (the PE keeps serving others while it waits on its own context).
+  unsigned progress(UcxLane& l) {
+    unsigned n = ucp_worker_progress(l.worker);
+    if (&l != &svc) n += ucp_worker_progress(svc.worker);
+    return n;
+  }
+
+  // The one waiting loop of the UCX route (requests, quiet, the cross-node waits of the
+  // runtime): the calling thread drives the worker itself while the progress thread stands
+  // aside (app_driving), so a reply is handled by the thread that waits for it, with no
+  // wake-up of another thread in between. It polls until spin_ns have passed since it last
+  // found work, yielding the core every few empty polls (the peer it waits for may need
+  // it), then sleeps on the workers' event fds, armed, woken by the next event. Ends the job naming `pe` once the deadline passes.
+  template <class Done>
+  void drive(UcxLane& l, Done done, const char* what, int pe) {
+    if (done()) return;
+    app_driving.fetch_add(1, std::memory_order_seq_cst);
+    const Clock::time_point start = Clock::now();
+    Clock::time_point busy = start;  // the last progress that did something
+    unsigned idle = 0;
+    for (;;) {
+      if (progress(l)) {
+        idle = 0;
+        if (p.after_progress) p.after_progress();
+        if (done()) break;
+        busy = Clock::time_point{};  // read the clock at the next empty poll
+        continue;
+      }
+      if (done()) break;
+      if (++idle % 8) continue;
+      const Clock::time_point now = Clock::now();
+      if (busy == Clock::time_point{}) busy = now;
+      if (now - start > std::chrono::nanoseconds(timeout_ns)) {
+        app_driving.fetch_sub(1, std::memory_order_seq_cst);
+        timed_out(what, pe);
+      }
+      // Spinning again after each piece of work: a PE that serves a stream of requests
+      // (or waits for a quick reply) keeps polling; an idle one sleeps.
+      if (now - busy < std::chrono::nanoseconds(spin_ns)) sched_yield();
+      else sleep_on_efd(l, done);
+    }
+    app_driving.fetch_sub(1, std::memory_order_seq_cst);
+  }
+
+  // Takes lane x's event fd for one sleep: false when another thread sleeps there or
+  // events are pending (then the caller progresses again).
+  static bool arm(UcxLane& x, bool* busy) {
+    bool mine = false;
+    if (x.efd < 0 || !x.efd_owner.compare_exchange_strong(mine, true, std::memory_order_acq_rel)) return false;
+    if (ucp_worker_arm(x.worker) != UCS_OK) {
+      x.efd_owner.store(false, std::memory_order_release);
+      *busy = true;
+      return false;
+    }
+    return true;
+  }
+
+  // One sleep of a waiting thread, on the armed event fds of its lane and of the service
+  // worker (those no other thread sleeps on). Bounded: the condition may also be met by
+  // another thread's progress or by an on-node store.
+  template <class Done>
+  void sleep_on_efd(UcxLane& l, Done& done) {
+    bool busy = false;
+    pollfd pf[2];
+    UcxLane* held[2];
+    int n = 0;
+    if (arm(l, &busy)) held[n] = &l, pf[n++] = pollfd{l.efd, POLLIN, 0};
+    if (!busy && &l != &svc && arm(svc, &busy)) held[n] = &svc, pf[n++] = pollfd{svc.efd, POLLIN, 0};
+    if (n == 0 && !busy) sched_yield();
+    if (n > 0 && !busy && !done()) {
+      timespec ts{0, 1000000};  // 1 ms
+      (void)ppoll(pf, nfds_t(n), &ts, nullptr);
+    }
+    for (int i = 0; i < n; ++i) held[i]->efd_owner.store(false, std::memory_order_release);
+  }
+
+  [[noreturn]] void timed_out(const char* what, int pe) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " did not complete within %.1f s (%s)", double(timeout_ns) / 1e9,
+                  initializing.load() ? "SYMMEM_INIT_TIMEOUT" : "SYMMEM_OP_TIMEOUT");
+    fatal(std::string("symmem: ") + what + (pe >= 0 ? " to " + who_at(pe) : std::string(" (all peers)")) + buf +
+              (initializing.load() ? ": unreachable from here (check UCX_NET_DEVICES on both nodes), or not started"
+                                   : ": the peer is hung (stopped, or not scheduled) or its node unreachable"),
+          pe);
+  }
+
   // Waits for a request (or an immediate result) with progress and the deadline.
-  void wait(ucs_status_ptr_t req, const char* what, int pe) {
+  void wait(UcxLane& l, ucs_status_ptr_t req, const char* what, int pe) {
     if (req == nullptr) return;
     if (UCS_PTR_IS_ERR(req))
       fatal(std::string("symmem: ") + what + " to " + who(pe) + " failed: " + ucs_status_string(UCS_PTR_STATUS(req)), pe);
-    ucs_status_t st;
-    int polls = 0;
-    Clock::time_point deadline{};
-    while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-      ucp_worker_progress(worker);
-      if (++polls < 256) continue;
-      if ((polls & 1023) == 0) {
-        auto now = Clock::now();
-        if (deadline == Clock::time_point{}) deadline = now + std::chrono::nanoseconds(timeout_ns);
-        else if (now > deadline) {
-          char buf[96];
-          std::snprintf(buf, sizeof buf, " did not complete within %.1f s (SYMMEM_OP_TIMEOUT)", double(timeout_ns) / 1e9);
-          fatal(std::string("symmem: ") + what + (pe >= 0 ? " to " + who(pe) : std::string(" (all peers)")) + buf +
-                ": the peer is hung (stopped, or not scheduled) or its node unreachable",
-                pe);
-        }
-      }
-      sched_yield();
-    }
+    ucs_status_t st = ucp_request_check_status(req);
+    if (st == UCS_INPROGRESS)
+      drive(l, [&] { return (st = ucp_request_check_status(req)) != UCS_INPROGRESS; }, what, pe);
     ucp_request_free(req);
     if (st != UCS_OK)
       fatal(std::string("symmem: ") + what + (pe >= 0 ? " to " + who(pe) : std::string()) + " failed: " +
@@ -155,11 +365,54 @@ struct UcxTransport::Impl {
             pe);
   }
 
-  void progress_loop() {
-    int efd = -1;
-    if (ucp_worker_get_efd(worker, &efd) != UCS_OK) {
-      log_pe(LogLevel::kWarn, p.rank, "UCX: no event fd; the progress thread polls");
+  // A nonblocking operation was posted: an error ends the job; a request is counted while
+  // it is pending locally and released by its callback; past kMaxInflight the caller
+  // waits for some to complete. Completion is quiet's (worker flush).
+  void posted(UcxLane& l, ucs_status_ptr_t req, const char* what, int pe, bool track = true) {
+    if (track) l.dirty.store(true, std::memory_order_relaxed);
+    if (req == nullptr) return;
+    if (UCS_PTR_IS_ERR(req)) wait(l, req, what, pe);
+    // The callback runs once, maybe already (another thread's progress): req is not ours.
+    if (l.inflight.fetch_add(1, std::memory_order_relaxed) + 1 > kMaxInflight)
+      drive(l, [&] { return l.inflight.load(std::memory_order_relaxed) <= kMaxInflight / 2; }, what, pe);
+  }
+  static void nbi_param(UcxLane& l, ucp_request_param_t* rp) {
+    rp->op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    rp->cb.send = &on_nbi_done;
+    rp->user_data = &l;
+  }
+
+  // Closes a lane's endpoints (flushing them first unless forced or the peer failed) and
+  // frees their remote keys, progressing meanwhile (bounded).
+  void close_endpoints(UcxLane& l, bool force) {
+    for (size_t qi = 0; qi < npeers && l.peers; ++qi) {
+      UcxPeer& q = l.peers[qi];
+      for (ucp_rkey_h h : q.rkeys)
+        if (h) ucp_rkey_destroy(h);
+      q.rkeys.clear();
+      ucp_ep_h ep = q.ep.exchange(nullptr);
+      if (!ep) continue;
+      ucp_request_param_t rp{};
+      rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      rp.flags = force || q.error.load() ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+      ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &rp);
+      if (req && !UCS_PTR_IS_ERR(req)) {
+        Clock::time_point d = Clock::now() + std::chrono::seconds(force ? 1 : 5);
+        while (ucp_request_check_status(req) == UCS_INPROGRESS && Clock::now() < d) {
+          progress(l);
+          sched_yield();
+        }
+        ucp_request_free(req);
+      }
     }
+  }
+
+  // The progress thread: serves remote operations whenever no application thread drives
+  // the worker (drive()), sleeping on the worker's event fd in between. While one does, it
+  // stays off the worker and off the CPU, looking again every millisecond (so a PE that
+  // leaves the library to compute is served again within one).
+  void progress_loop() {
+    const int efd = svc.efd;
     int ep = epoll_create1(EPOLL_CLOEXEC);
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -169,21 +422,27 @@ struct UcxTransport::Impl {
     }
     ev.data.fd = stop_fd;
     epoll_ctl(ep, EPOLL_CTL_ADD, stop_fd, &ev);
+    epoll_event out[2];
     while (!stop.load(std::memory_order_acquire)) {
+      if (app_driving.load(std::memory_order_seq_cst) > 0) {
+        timespec ts{0, 1000000};
+        nanosleep(&ts, nullptr);
+        continue;
+      }
       unsigned n = 0;
-      while (ucp_worker_progress(worker)) ++n;
+      while (ucp_worker_progress(svc.worker)) ++n;
       if (n && p.after_progress) p.after_progress();
       if (efd >= 0) {
-        ucs_status_t st = ucp_worker_arm(worker);
+        ucs_status_t st = ucp_worker_arm(svc.worker);
         if (st == UCS_ERR_BUSY) continue;
       }
-      epoll_event out[2];
       // Bounded: a wake-up consumed by another thread's progress costs at most this.
       (void)epoll_wait(ep, out, 2, efd >= 0 ? 20 : 1);
     }
     ::close(ep);
   }
 };
+
 
 std::string UcxTransport::describe() {
   std::ostringstream o;
@@ -222,9 +481,17 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
   im.p = params;
   t->remote_ = params.remote;
   im.timeout_ns = int64_t(params.timeout_s * 1e9);
+  im.spin_ns = int64_t(params.spin_us * 1e3);
+  im.npeers = size_t(params.npes);
   int nremote = 0;
   for (uint8_t r : params.remote) nremote += r;
 
+  // Over TCP UCX moves a put or get in segments of UCX_TCP_TX/RX_SEG_SIZE, each one
+  // acknowledged by the target (8 KiB by default); 64 KiB ones move large transfers
+  // several times faster. Only where the user has not chosen (setenv: UCT reads its
+  // transports' settings from the environment, not from ucp_config_modify).
+  (void)setenv("UCX_TCP_TX_SEG_SIZE", "64k", 0);
+  (void)setenv("UCX_TCP_RX_SEG_SIZE", "64k", 0);
   ucp_config_t* cfg = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &cfg);
   if (st != UCS_OK) return ucs_error("UCX: reading its configuration", st);
@@ -242,20 +509,17 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
   ucp_config_release(cfg);
   if (st != UCS_OK) return ucs_error("UCX: ucp_init", st);
 
-  ucp_worker_params_t wp{};
-  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wp.thread_mode = UCS_THREAD_MODE_MULTI;
-  st = ucp_worker_create(im.ctx, &wp, &im.worker);
-  if (st != UCS_OK) return ucs_error("UCX: ucp_worker_create", st);
+  SYMMEM_RETURN_IF_ERROR(im.make_lane(im.svc));
   ucp_worker_attr_t wa{};
   wa.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE | UCP_WORKER_ATTR_FIELD_ADDRESS | UCP_WORKER_ATTR_FIELD_ADDRESS_FLAGS;
   wa.address_flags = UCP_WORKER_ADDRESS_FLAG_NET_ONLY;
-  st = ucp_worker_query(im.worker, &wa);
+  st = ucp_worker_query(im.svc.worker, &wa);
   if (st != UCS_OK) return ucs_error("UCX: ucp_worker_query", st);
   if (wa.thread_mode != UCS_THREAD_MODE_MULTI)
     return Status(Errc::kState, "UCX: this libucp gives no multi-threaded worker (built without --enable-mt)");
   std::string mine = hex(wa.address, wa.address_length);
-  ucp_worker_release_address(im.worker, wa.address);
+  ucp_worker_release_address(im.svc.worker, wa.address);
+  if (im.svc.efd < 0) log_pe(LogLevel::kWarn, params.rank, "UCX: no event fd; waits and the progress thread poll");
 
   // The regions: registered without committing the sparse heap (NONBLOCK: on InfiniBand
   // this needs on-demand paging; over TCP nothing is pinned).
@@ -280,6 +544,7 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
     im.memh.push_back(mh);
     mine += " " + packed;
   }
+  mine += " " + device_addresses();
 
   if (params.progress != "inline") {
     im.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -288,46 +553,30 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
 
   SYMMEM_ASSIGN_OR_RETURN(auto all, store_allgather(store, params.tag + "/addr", params.rank, params.npes, mine,
                                                     params.timeout_s));
-  im.peers.reset(new UcxPeer[size_t(params.npes)]);
-  im.npeers = size_t(params.npes);
+  im.addrs.resize(im.npeers);
+  im.rkey_bufs.resize(im.npeers);
+  im.where.resize(im.npeers);
   for (int pe = 0; pe < params.npes; ++pe) {
-    UcxPeer& q = im.peers[size_t(pe)];
-    q.owner = &im;
-    q.pe = pe;
     if (!params.remote[size_t(pe)]) continue;
     std::istringstream in(all[size_t(pe)]);
     std::string addr_hex;
     in >> addr_hex;
-    std::vector<uint8_t> addr;
-    if (!unhex(addr_hex, &addr)) return Status(Errc::kState, "UCX: malformed worker address from " + im.who(pe));
-    ucp_ep_params_t ep{};
-    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
-    ep.address = reinterpret_cast<const ucp_address_t*>(addr.data());
-    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    ep.err_handler.cb = &Impl::on_ep_error;
-    ep.err_handler.arg = &q;
-    st = ucp_ep_create(im.worker, &ep, &q.ep);
-    if (st != UCS_OK)
-      return ucs_error("UCX: cannot connect to " + im.who(pe) + " at its published worker address (" +
-                           std::to_string(addr.size()) + " bytes; UCX_NET_DEVICES=" +
-                           (std::getenv("UCX_NET_DEVICES") ?: "all") + ")",
-                       st);
+    if (!unhex(addr_hex, &im.addrs[size_t(pe)]))
+      return Status(Errc::kState, "UCX: malformed worker address from " + im.who(pe));
+    im.rkey_bufs[size_t(pe)].resize(params.regions.size());
     for (size_t k = 0; k < params.regions.size(); ++k) {
       std::string rk;
       in >> rk;
-      ucp_rkey_h h = nullptr;
-      if (rk != "-") {
-        std::vector<uint8_t> b;
-        if (!unhex(rk, &b)) return Status(Errc::kState, "UCX: malformed remote key from " + im.who(pe));
-        st = ucp_ep_rkey_unpack(q.ep, b.data(), &h);
-        if (st != UCS_OK) return ucs_error("UCX: unpacking the remote key of " + im.who(pe), st);
-      }
-      q.rkeys.push_back(h);
+      if (rk != "-" && !unhex(rk, &im.rkey_bufs[size_t(pe)][k]))
+        return Status(Errc::kState, "UCX: malformed remote key from " + im.who(pe));
     }
+    in >> im.where[size_t(pe)];
+    SYMMEM_RETURN_IF_ERROR(im.connect(im.svc, pe));
   }
   // Warm-up: one get from every remote PE wires the endpoints up now (and names a peer
-  // that cannot be reached, with its host, before the program starts).
+  // that cannot be reached, with its host and address, within the init timeout).
+  const int64_t op_timeout = im.timeout_ns;
+  im.timeout_ns = int64_t(params.init_timeout_s * 1e9);
   for (int pe = 0; pe < params.npes; ++pe) {
     if (!params.remote[size_t(pe)]) continue;
     size_t k = 0;
@@ -337,6 +586,8 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
     t->get(&word, reinterpret_cast<void*>(params.regions[k].base0 + uint64_t(pe) * params.regions[k].stride), 8, pe,
            true);
   }
+  im.timeout_ns = op_timeout;
+  im.initializing.store(false);
   SYMMEM_RETURN_IF_ERROR(store_barrier(store, params.tag + "/wired", params.rank, params.npes, params.timeout_s));
   log_pe(LogLevel::kDebug, params.rank, "UCX: connected to %d remote PE(s); %s", nremote, describe().c_str());
   return t;
@@ -344,32 +595,36 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
 
 void UcxTransport::put(void* raddr, const void* src, size_t n, int pe, bool blocking) {
   Impl& im = *impl_;
-  UcxPeer& q = im.peer(pe);
+  UcxLane& l = im.lane();
+  UcxPeer& q = im.peer(l, pe);
   ucp_request_param_t rp{};
-  ucs_status_ptr_t req = ucp_put_nbx(q.ep, src, n, reinterpret_cast<uint64_t>(raddr),
+  if (!blocking) Impl::nbi_param(l, &rp);
+  ucs_status_ptr_t req = ucp_put_nbx(q.ep.load(std::memory_order_relaxed), src, n, reinterpret_cast<uint64_t>(raddr),
                                      im.rkey_for(q, reinterpret_cast<uintptr_t>(raddr), n), &rp);
-  im.dirty.store(true, std::memory_order_relaxed);
-  if (blocking) return im.wait(req, "put", pe);
-  if (UCS_PTR_IS_ERR(req)) im.wait(req, "put", pe);
-  if (req) ucp_request_free(req);  // completes at quiet (worker flush)
+  if (blocking) {
+    l.dirty.store(true, std::memory_order_relaxed);
+    return im.wait(l, req, "put", pe);
+  }
+  im.posted(l, req, "put", pe);  // completes at quiet (worker flush)
 }
 
 void UcxTransport::get(void* dst, const void* raddr, size_t n, int pe, bool blocking) {
   Impl& im = *impl_;
-  UcxPeer& q = im.peer(pe);
+  UcxLane& l = im.lane();
+  UcxPeer& q = im.peer(l, pe);
   ucp_request_param_t rp{};
-  ucs_status_ptr_t req = ucp_get_nbx(q.ep, dst, n, reinterpret_cast<uint64_t>(raddr),
+  if (!blocking) Impl::nbi_param(l, &rp);
+  ucs_status_ptr_t req = ucp_get_nbx(q.ep.load(std::memory_order_relaxed), dst, n, reinterpret_cast<uint64_t>(raddr),
                                      im.rkey_for(q, reinterpret_cast<uintptr_t>(raddr), n), &rp);
-  if (blocking) return im.wait(req, "get", pe);
-  im.dirty.store(true, std::memory_order_relaxed);
-  if (UCS_PTR_IS_ERR(req)) im.wait(req, "get", pe);
-  if (req) ucp_request_free(req);
+  if (blocking) return im.wait(l, req, "get", pe);
+  im.posted(l, req, "get", pe);
 }
 
 uint64_t UcxTransport::amo(UcxAmo op, void* raddr, uint64_t value, uint64_t cond, size_t size, int pe, bool fetch,
                            bool track) {
   Impl& im = *impl_;
-  UcxPeer& q = im.peer(pe);
+  UcxLane& l = im.lane();
+  UcxPeer& q = im.peer(l, pe);
   if (op == UcxAmo::kSwap || op == UcxAmo::kCswap || op == UcxAmo::kFetch) fetch = true;
   if (op == UcxAmo::kFetch) value = 0;
   ucp_request_param_t rp{};
@@ -382,60 +637,116 @@ uint64_t UcxTransport::amo(UcxAmo op, void* raddr, uint64_t value, uint64_t cond
   if (fetch) {
     rp.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     rp.reply_buffer = &result;
+  } else {
+    Impl::nbi_param(l, &rp);
   }
-  ucs_status_ptr_t req = ucp_atomic_op_nbx(q.ep, opcode(op), &operand, 1, reinterpret_cast<uint64_t>(raddr),
+  ucs_status_ptr_t req = ucp_atomic_op_nbx(q.ep.load(std::memory_order_relaxed), opcode(op), &operand, 1,
+                                           reinterpret_cast<uint64_t>(raddr),
                                            im.rkey_for(q, reinterpret_cast<uintptr_t>(raddr), size), &rp);
   if (fetch) {
-    im.wait(req, "atomic", pe);
+    im.wait(l, req, "atomic", pe);
     return size == 4 ? uint64_t(uint32_t(result)) : result;
   }
-  if (track) im.dirty.store(true, std::memory_order_relaxed);
-  if (UCS_PTR_IS_ERR(req)) im.wait(req, "atomic", pe);
-  if (req) ucp_request_free(req);
+  im.posted(l, req, "atomic", pe, track);
   return 0;
 }
 
 void UcxTransport::fence() {
   Impl& im = *impl_;
-  if (!im.dirty.load(std::memory_order_relaxed)) return;
-  ucs_status_t st = ucp_worker_fence(im.worker);
+  UcxLane& l = im.lane();
+  if (!l.dirty.load(std::memory_order_relaxed)) return;
+  ucs_status_t st = ucp_worker_fence(l.worker);
   if (st != UCS_OK) im.fatal(std::string("symmem: fence over UCX failed: ") + ucs_status_string(st));
 }
 
+// The lane's own endpoints are flushed, not its worker: a worker flush also waits on the
+// endpoints UCX made for peers' contexts (replies to their lanes), which only those peers'
+// threads progress.
 void UcxTransport::quiet() {
   Impl& im = *impl_;
-  if (!im.dirty.exchange(false, std::memory_order_acq_rel)) return;
-  ucp_request_param_t rp{};
-  im.wait(ucp_worker_flush_nbx(im.worker, &rp), "quiet (flush of outstanding operations)", -1);
+  UcxLane& l = im.lane();
+  if (!l.dirty.exchange(false, std::memory_order_acq_rel)) return;
+  ucs_status_ptr_t reqs[16];
+  int n = 0;
+  auto wait_all = [&] {
+    for (int i = 0; i < n; ++i) im.wait(l, reqs[i], "quiet (flush of outstanding operations)", -1);
+    n = 0;
+  };
+  for (size_t pe = 0; pe < im.npeers; ++pe) {
+    ucp_ep_h ep = l.peers[pe].ep.load(std::memory_order_acquire);
+    if (ep == nullptr) continue;
+    ucp_request_param_t rp{};
+    ucs_status_ptr_t r = ucp_ep_flush_nbx(ep, &rp);
+    if (r == nullptr) continue;
+    if (UCS_PTR_IS_ERR(r)) im.wait(l, r, "quiet (flush of outstanding operations)", int(pe));
+    reqs[n++] = r;
+    if (n == 16) wait_all();
+  }
+  wait_all();
 }
 
-unsigned UcxTransport::progress() { return ucp_worker_progress(impl_->worker); }
+void UcxTransport::quiet_all() {
+  Impl& im = *impl_;
+  UcxLane* prev = swap_lane(nullptr);
+  quiet();
+  {
+    std::lock_guard<std::mutex> g(im.lanes_mu);
+    for (auto& l : im.lanes) {
+      if (!l->dirty.load(std::memory_order_relaxed)) continue;
+      swap_lane(l.get());
+      quiet();
+    }
+  }
+  swap_lane(prev);
+}
+
+unsigned UcxTransport::progress() { return impl_->progress(impl_->lane()); }
+
+void UcxTransport::drive(bool (*done)(void*), void* arg, int pe, const char* what) {
+  impl_->drive(impl_->lane(), [&] { return done(arg); }, what, pe);
+}
+
+UcxLane* UcxTransport::lane_create() {
+  Impl& im = *impl_;
+  auto l = std::make_unique<UcxLane>();
+  Status st = im.make_lane(*l);
+  if (!st.ok()) {
+    log_pe(LogLevel::kWarn, im.p.rank, "%s: this context shares the default context's UCX worker",
+           st.message().c_str());
+    if (l->worker) ucp_worker_destroy(l->worker);
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> g(im.lanes_mu);
+  im.lanes.push_back(std::move(l));
+  return im.lanes.back().get();
+}
+
+UcxLane* UcxTransport::swap_lane(UcxLane* l) {
+  UcxLane* prev = t_lane;
+  t_lane = l;
+  return prev;
+}
 
 Status UcxTransport::close(Store& store) {
   Impl& im = *impl_;
+  {
+    std::lock_guard<std::mutex> g(im.lanes_mu);
+    for (auto& l : im.lanes) {
+      UcxLane* prev = swap_lane(l.get());
+      quiet();
+      swap_lane(prev);
+    }
+  }
+  UcxLane* prev = swap_lane(nullptr);
   quiet();
+  swap_lane(prev);
   im.closing.store(true);
   SYMMEM_RETURN_IF_ERROR(store_barrier(store, im.p.tag + "/closing", im.p.rank, im.p.npes, im.p.timeout_s));
-  for (size_t qi = 0; qi < im.npeers; ++qi) {
-    UcxPeer& q = im.peers[qi];
-    for (ucp_rkey_h h : q.rkeys)
-      if (h) ucp_rkey_destroy(h);
-    q.rkeys.clear();
-    if (!q.ep) continue;
-    ucp_request_param_t rp{};
-    rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    rp.flags = q.error.load() ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-    ucs_status_ptr_t req = ucp_ep_close_nbx(q.ep, &rp);
-    if (req && !UCS_PTR_IS_ERR(req)) {
-      Clock::time_point d = Clock::now() + std::chrono::seconds(5);
-      while (ucp_request_check_status(req) == UCS_INPROGRESS && Clock::now() < d) {
-        ucp_worker_progress(im.worker);
-        sched_yield();
-      }
-      ucp_request_free(req);
-    }
-    q.ep = nullptr;
+  {
+    std::lock_guard<std::mutex> g(im.lanes_mu);
+    for (auto& l : im.lanes) im.close_endpoints(*l, false);
   }
+  im.close_endpoints(im.svc, false);
   Status s = store_barrier(store, im.p.tag + "/closed", im.p.rank, im.p.npes, im.p.timeout_s);
   if (im.thread.joinable()) {
     im.stop.store(true, std::memory_order_release);
@@ -458,24 +769,14 @@ UcxTransport::~UcxTransport() {
     (void)w;
     im.thread.join();
   }
-  for (size_t qi = 0; qi < im.npeers; ++qi) {
-    UcxPeer& q = im.peers[qi];
-    for (ucp_rkey_h h : q.rkeys)
-      if (h) ucp_rkey_destroy(h);
-    if (q.ep) {
-      ucp_request_param_t rp{};
-      rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-      rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
-      ucs_status_ptr_t req = ucp_ep_close_nbx(q.ep, &rp);
-      if (req && !UCS_PTR_IS_ERR(req)) {
-        while (ucp_request_check_status(req) == UCS_INPROGRESS) ucp_worker_progress(im.worker);
-        ucp_request_free(req);
-      }
-    }
-  }
+  for (auto& l : im.lanes) im.close_endpoints(*l, true);
+  im.close_endpoints(im.svc, true);
   for (ucp_mem_h mh : im.memh)
     if (mh) ucp_mem_unmap(im.ctx, mh);
-  if (im.worker) ucp_worker_destroy(im.worker);
+  for (auto& l : im.lanes)
+    if (l->worker) ucp_worker_destroy(l->worker);
+  im.lanes.clear();
+  if (im.svc.worker) ucp_worker_destroy(im.svc.worker);
   if (im.ctx) ucp_cleanup(im.ctx);
   if (im.stop_fd >= 0) ::close(im.stop_fd);
 }

@@ -1,8 +1,10 @@
 // The off-node route: PEs on other nodes are reached through UCX (UCP RMA and atomics).
 //
-// One UCP context and one worker per runtime instance (thread mode MULTI: the progress
-// thread and the application's threads drive it), endpoints to every off-node PE created
-// at init and warmed up, the symmetric heap, the metadata region and the static data
+// One UCP context per runtime instance; a service worker (thread mode MULTI: the progress
+// thread and the application's threads drive it) whose address every peer connects to,
+// which serves remote operations and carries the default context's; one more worker per
+// context (a lane), so that a context's quiet completes its own operations only;
+// endpoints to every off-node PE created at init and warmed up (a context's on first use), the symmetric heap, the metadata region and the static data
 // registered once (sparse: UCP_MEM_MAP_NONBLOCK, nothing is committed or pinned up front)
 // and their packed remote keys exchanged over the bootstrap store.
 //
@@ -48,13 +50,17 @@ struct UcxParams {
   std::vector<UcxRegion> regions;   // registered for RMA (length 0: skipped)
   std::vector<std::string> hosts;   // per PE, for messages ("host:pid")
   std::string progress = "thread";  // SYMMEM_UCX_PROGRESS: thread or inline
-  double timeout_s = 60;            // init and every blocking operation
+  double timeout_s = 60;            // every blocking operation
+  double init_timeout_s = 60;       // the warm-up at init (an unreachable peer is named then)
+  double spin_us = 200;             // a wait polls this long after its last work, then sleeps
   std::string tag;                  // store key prefix, unique per init
   // Ends the job with one line naming `pe`, the peer that failed (-1: none); never returns.
   std::function<void(int pe, const std::string&)> fatal;
   // Called by the progress thread after it served remote operations (wakes local sleepers).
   std::function<void()> after_progress;
 };
+
+struct UcxLane;  // one context's UCX worker and endpoints (ucx_transport.cpp)
 
 enum class UcxAmo : int { kAdd, kAnd, kOr, kXor, kSwap, kCswap, kFetch };
 
@@ -80,11 +86,27 @@ class UcxTransport {
                bool track = true);
   // Orders earlier puts / atomics to each PE before later ones (ucp_worker_fence).
   void fence();
-  // Completes every outstanding operation of this PE (ucp_worker_flush) with a deadline.
+  // Completes every outstanding operation of the current lane (its endpoints' flush) with
+  // a deadline.
   void quiet();
+  // quiet() on every lane: the default context's and every context's (barriers complete
+  // the operations of all contexts, as on the node, where every operation is complete when
+  // it returns).
+  void quiet_all();
   // One round of the worker's progress (waits call it).
   unsigned progress();
+  // Blocks until done(arg) holds, the calling thread driving the worker (a wait whose
+  // condition UCX progress meets: a remote atomic or put on this PE's memory). Ends the
+  // job naming `pe` once SYMMEM_OP_TIMEOUT passes.
+  void drive(bool (*done)(void*), void* arg, int pe, const char* what);
   bool remote(int pe) const { return remote_[size_t(pe)] != 0; }
+  // A UCX worker of its own for a context (null when UCX cannot make one: the context then
+  // shares the default one). Thread-safe; lanes live until close().
+  UcxLane* lane_create();
+  // The calling thread's operations go through lane `l` (null: the default context's)
+  // until the next call; returns the previous one. The operations above, quiet and fence
+  // act on the current lane.
+  static UcxLane* swap_lane(UcxLane* l);
   // Collective: flushes, closes the endpoints and stops the progress thread. After it
   // peers' endpoint errors are expected and ignored.
   Status close(Store& store);
