@@ -37,14 +37,18 @@ std::string fmt(const char* f, ...) {
   return n < 0 ? std::string() : std::string(buf, std::min<size_t>(size_t(n), sizeof buf - 1));
 }
 
-// "PE 3", "PEs 0-2,4-7".
+// "PE 3", "PEs 0,2,3", "PEs 0-2,4-7": runs of three or more as ranges.
 std::string ranks_text(const std::vector<int>& r) {
   std::string s = r.size() == 1 ? "PE " : "PEs ";
   for (size_t i = 0; i < r.size();) {
     size_t j = i;
     while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
     if (i > 0) s += ",";
-    s += j > i ? std::to_string(r[i]) + "-" + std::to_string(r[j]) : std::to_string(r[i]);
+    if (j - i >= 2) {
+      s += std::to_string(r[i]) + "-" + std::to_string(r[j]);
+    } else {
+      for (size_t k = i; k <= j; ++k) s += (k > i ? "," : "") + std::to_string(r[k]);
+    }
     i = j + 1;
   }
   return s;
@@ -539,8 +543,8 @@ Report build(const Source& src, const Options& opt) {
     t += s + "\n";
   }
   if (r.verdict == "DEADLOCK" && !odd.empty() && groups.size() > 1)
-    t += fmt("  hint: %s wait for what the others will never do; %s wait for %s\n", ranks_text(odd).c_str(),
-             ranks_text(groups[0]).c_str(), ranks_text(odd).c_str());
+    t += fmt("  hint: %s %s for what the others will never do; %s wait for %s\n", ranks_text(odd).c_str(),
+             odd.size() == 1 ? "waits" : "wait", ranks_text(groups[0]).c_str(), ranks_text(odd).c_str());
 
   // JSON
   std::string j = "{\"schema\":\"symmem-hang/1\"";

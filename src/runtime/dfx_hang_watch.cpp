@@ -86,9 +86,14 @@ void HangWatch::run() {
   const double step = std::min(0.5, std::max(0.05, hang_s_ / 4));
   dfx::hang::Monitor mon;
   std::unique_lock<std::mutex> lk(mu_);
+  bool told = false;  // a BLOCKED report was printed and nothing has moved since
   for (;;) {
     if (cv_.wait_for(lk, std::chrono::duration<double>(step), [this] { return stop_; })) return;
-    if (!mon.look(src, hang_s_)) continue;
+    if (!mon.look(src, hang_s_)) {
+      told = false;
+      continue;
+    }
+    if (told) continue;
     lk.unlock();
     dfx::hang::Options o;
     char trig[64];
@@ -100,10 +105,10 @@ void HangWatch::run() {
     std::fflush(stderr);
     lk.lock();
     if (stop_) return;
-    if (rep.all_blocked) {
-      r.end_job(JobFailure::Kind::kError, 124, "hang report: " + rep.verdict + ", " + trig);
-    }
-    mon.reset();  // it moved during the second look: keep watching
+    // Only a whole view ends the job: PEs on other nodes may still compute (BLOCKED).
+    if (rep.verdict == "DEADLOCK") r.end_job(JobFailure::Kind::kError, 124, "hang report: DEADLOCK, " + std::string(trig));
+    if (rep.all_blocked) told = true;
+    else mon.reset();  // it moved during the second look: keep watching
   }
 }
 

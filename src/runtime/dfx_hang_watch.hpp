@@ -2,7 +2,10 @@
 // (mpirun, srun, torchrun, a unique id): a thread of the lowest PE of each node looks at
 // its node's status pages a few times a second and, once every PE of the node has slept in
 // a wait with nothing moving for the deadline, prints the hang report (dfx_hang.hpp) for
-// its node and ends the job with exit code 124. Under symmem-run the launcher does this.
+// its node and, when its node holds every PE of the job (verdict DEADLOCK), ends the job
+// with exit code 124. With PEs on other nodes it cannot see them: it prints the report
+// (verdict BLOCKED) once per standstill and lets the job run on. Under symmem-run the
+// launcher does all this for the whole job.
 #pragma once
 
 #include <condition_variable>

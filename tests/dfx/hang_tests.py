@@ -165,7 +165,9 @@ def test_stall():
         check(rc == 124, "exit code %d, expected 124" % rc)
         want(err, r"hang report \(timeout after 5 s\): STALL — nothing moved in [0-9.]+ s, but PE 1 runs user code",
              "verdict")
-        want(err, r"^  PEs 0,2,3 +barrier #\d+ on TEAM_WORLD +missing: PE 1 \(PE 1 user code", "barrier group")
+        # PE 3 may still be handing its CPU over to PE 1 inside the barrier (PEs outnumber
+        # cores: central sync), in the call but not asleep: a group of its own then.
+        want(err, r"^  PEs 0,2(,3)? +barrier #\d+ on TEAM_WORLD +missing: PE 1 \(PE 1 user code", "barrier group")
         want(err, r"^  PE 1 +running user code", "PE 1")
         doc = load_json(path)
         check(doc["verdict"] == "STALL" and doc["pes"][1]["state"] == "user code", "JSON: %r" % doc["pes"][1])

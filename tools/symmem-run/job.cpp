@@ -569,6 +569,9 @@ void Job::refresh_hang_reader() {
 
 dfx::hang::Report Job::hang_report(const std::string& trigger) {
   refresh_hang_reader();
+  bool any = false;  // a program that is no symmem program (or not yet past init) has no page
+  for (const auto& pi : hang_->source().pes) any = any || pi.page != nullptr;
+  if (!any) return {};
   dfx::hang::Options o;
   o.trigger = trigger;
   const char* path = std::getenv("SYMMEM_HANG_FILE");
