@@ -289,7 +289,7 @@ Doing doing(const PeInfo& pi, const Snap& s) {
   Doing d;
   if (pi.life == PeInfo::Life::kExited) return {fmt("exited %d", pi.code), "exited", "", -1, 0, nullptr};
   if (pi.life == PeInfo::Life::kKilled) return {fmt("killed %d", pi.code), "killed", "", -1, 0, nullptr};
-  if (!s.visible) return {"invisible", pi.page && !pi.remote ? "init" : "not visible", "", -1, 0, nullptr};
+  if (!s.visible) return pi.remote ? Doing{"remote", "other node", "", -1, 0, nullptr} : Doing{"init", "init", "", -1, 0, nullptr};
   switch (s.state) {
     case State::kInit: return {"init", "init", "", -1, 0, nullptr};
     case State::kUser: return {"user", "user code", "", -1, 0, nullptr};
@@ -351,12 +351,12 @@ Report build(const Source& src, const Options& opt) {
     const PeInfo& pi = src.pes[i];
     p.d = doing(pi, p.b);
     const bool alive = pi.life == PeInfo::Life::kAlive;
-    if (alive && !p.b.visible) {
+    if (alive && !p.b.visible && pi.remote) {
       ++invisible_alive;
       invisible.push_back(int(i));
     }
-    p.live = alive && p.b.visible && p.b.state != State::kFinalized && p.b.state != State::kInit;
-    if (alive && p.b.visible && p.b.state == State::kInit) p.live = true;
+    // A PE of this node without a page yet is in init: live, and not waiting.
+    p.live = alive && (p.b.visible ? p.b.state != State::kFinalized : !pi.remote);
     if (p.a.visible && p.b.visible)
       p.moved = p.a.progress != p.b.progress || p.a.state != p.b.state || p.a.coll_count != p.b.coll_count ||
                 p.a.call_id != p.b.call_id;
@@ -414,7 +414,9 @@ Report build(const Source& src, const Options& opt) {
     std::vector<std::string> parts;
     for (int pe : running_pes) {
       const PeView& p = v[size_t(pe)];
-      std::string what = p.b.state == State::kUser ? "runs user code" : "is in " + p.d.call + " (not sleeping)";
+      std::string what = !p.b.visible || p.b.state == State::kInit ? "is in init"
+                         : p.b.state == State::kUser                ? "runs user code"
+                                                                    : "is in " + p.d.call + " (not sleeping)";
       if (p.b.pstate == 'T' || p.b.pstate == 't') what += ", stopped";
       if (p.cpu_pct >= 0) what += fmt(", %.0f%% CPU", p.cpu_pct);
       if (src.pes[size_t(pe)].quiet_s >= 0) what += fmt(", unchanged for %.1f s", src.pes[size_t(pe)].quiet_s);
@@ -461,8 +463,8 @@ Report build(const Source& src, const Options& opt) {
           if (m < 0 || size_t(m) >= n) continue;
           const PeView& q = v[size_t(m)];
           if (!q.b.visible) {
-            if (src.pes[size_t(m)].life != PeInfo::Life::kAlive || !src.pes[size_t(m)].page) missing.push_back(m);
-            else notvis.push_back(m);
+            if (src.pes[size_t(m)].remote) notvis.push_back(m);  // another node: unknown
+            else missing.push_back(m);  // exited, or not even through init
           } else if (q.b.lane_seq[d.lane] < d.seq) {
             missing.push_back(m);
           }
@@ -517,15 +519,17 @@ Report build(const Source& src, const Options& opt) {
       what = fmt("exited with code %d", src.pes[size_t(g[0])].code);
     } else if (d.kind == "killed") {
       what = fmt("killed by signal %d", src.pes[size_t(g[0])].code);
-    } else if (d.kind == "not visible") {
-      what = "not visible here (another node, or no status page yet)";
+    } else if (d.kind == "other node") {
+      what = "on another node: not visible here";
+    } else if (d.kind == "init") {
+      what = "in init (no status page yet)";
     } else {
       what = d.kind;
     }
     if (wait_s >= 0) extra += fmt("   waiting %.1f s", wait_s);
     t += line + what + extra + "\n";
     // RAS's outlier rule: a small group beside a larger one is worth its history.
-    if (groups.size() > 1 && g.size() < largest && g.size() <= 10 && (d.kind != "not visible"))
+    if (groups.size() > 1 && g.size() < largest && g.size() <= 10 && (d.kind != "other node"))
       for (int pe : g) odd.push_back(pe);
     jg += fmt("%s{\"pes\":%s,\"state\":%s,\"call\":%s,\"team\":%s,\"lane\":%d,\"seq\":%u,\"missing\":%s,"
               "\"waiting_s\":%.3f,\"text\":%s}",

@@ -109,21 +109,19 @@ def launcher(*opts):
 
 # ---------------------------------------------------------------------------- the cases
 
-def test_deadlock():
-    """PE 3 skips a barrier and waits on a word nobody writes: the no-progress deadline
-    (--hang-timeout) names the missing PE, the word, its expected and live value, DEADLOCK,
-    and ends the job with 124."""
+def deadlock(opts, env, secs):
     shm = set(glob.glob("/dev/shm/symmem-*"))
     with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
         path = os.path.join(tmp, "h.json")
-        rc, out, err = run(launcher("-n", "4", "--hang-timeout", "2", "--timeout", "50", ARGS.pe, "skip"),
-                           base_env(SYMMEM_HANG_FILE=path))
+        rc, out, err = run(launcher("-n", "4", *opts, "--timeout", "50", ARGS.pe, "skip"),
+                           base_env(SYMMEM_HANG_FILE=path, **env))
         check(rc == 124, "exit code %d, expected 124" % rc)
-        want(err, r"hang report \(no progress for 2 s\): DEADLOCK", "verdict")
+        want(err, r"^symmem-run: hang report \(no progress for %s s\): DEADLOCK" % secs, "verdict")
+        check(err.count("hang report") == 1, "more than one report (the PEs' own watch too?):\n" + err)
         want(err, r"^  PEs 0-2 +barrier #\d+ on TEAM_WORLD +missing: PE 3 \(PE 3 waiting wait_until", "barrier group")
         want(err, r"^  PE 3 +wait_until\('flags' \(allocation #\d+, 64B?\) \+12, == 1\) +sees 0 \(live\)", "the wait")
         want(err, r"PE 3 last collectives: +#\d+ barrier", "history of the odd PE")
-        want(err, r"no progress for 2 s \(DEADLOCK\); stopping the job", "the end")
+        want(err, r"no progress for %s s \(DEADLOCK\); stopping the job" % secs, "the end")
         want(err, r"JSON: " + re.escape(path), "JSON path")
         doc = load_json(path)
         check(doc["verdict"] == "DEADLOCK", "JSON verdict %r" % doc["verdict"])
@@ -135,6 +133,18 @@ def test_deadlock():
               and w["cmp"] == "==" and "'flags'" in w["name"] and w["name"].endswith("+12"), "JSON wait: %r" % w)
         check(all(not p["moved"] for p in doc["pes"]), "a PE moved: %r" % doc["pes"])
     check_clean(shm)
+
+
+def test_deadlock():
+    """PE 3 skips a barrier and waits on a word nobody writes: the no-progress deadline
+    (--hang-timeout) names the missing PE, the word, its expected and live value, DEADLOCK,
+    and ends the job with 124."""
+    deadlock(["--hang-timeout", "2"], {}, "2")
+
+
+def test_deadlock_env():
+    """The same deadline from SYMMEM_HANG_TIMEOUT: symmem-run reports, the PEs do not."""
+    deadlock([], {"SYMMEM_HANG_TIMEOUT": "1.5"}, "1.5")
 
 
 def test_wait_timeout():
@@ -261,6 +271,61 @@ def test_pe_side():
              "the wait")
         doc = load_json(path)
         check(doc["verdict"] == "DEADLOCK", "JSON verdict %r" % doc["verdict"])
+    check_clean(shm)
+
+
+def test_pe_side_nodes():
+    """The PEs' own watch across two (emulated) nodes, over UCX on loopback: each node's
+    lowest PE reports its node as BLOCKED (the other node is not visible to it) and leaves
+    the job running; the test then ends it."""
+    shm = set(glob.glob("/dev/shm/symmem-*"))
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
+        run_id, secret = "hang-" + secrets.token_hex(4), secrets.token_hex(32)
+        procs, logs = [], []
+        try:
+            for r in range(4):
+                env = base_env(RANK=r, LOCAL_RANK=r % 2, WORLD_SIZE=4, LOCAL_WORLD_SIZE=2, MASTER_ADDR="127.0.0.1",
+                               MASTER_PORT=port - 1, TORCHELASTIC_RUN_ID=run_id, SYMMEM_STORE_SECRET=secret,
+                               SYMMEM_NODE_ID="emu%d" % (r // 2), UCX_TLS="tcp", UCX_NET_DEVICES="lo",
+                               SYMMEM_HANG_TIMEOUT=1.5, SYMMEM_HANG_FILE=os.path.join(tmp, "h%d.json" % r))
+                logs.append(os.path.join(tmp, "pe%d.log" % r))
+                with open(logs[-1], "w") as log:
+                    procs.append(subprocess.Popen([ARGS.pe, "skip"], env=env, stdout=log, stderr=subprocess.STDOUT,
+                                                  start_new_session=True))
+            def text(r):
+                with open(logs[r]) as f:
+                    return f.read()
+            deadline = time.time() + 40
+            while time.time() < deadline and not all("hang report" in text(r) for r in (0, 2)):
+                check(all(p.poll() is None for p in procs), "a PE ended:\n" + "".join(text(r) for r in range(4)))
+                time.sleep(0.2)
+            time.sleep(0.5)
+            check(all(p.poll() is None for p in procs), "the job ended after a BLOCKED report")
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        outs = [text(r) for r in range(4)]
+        for r, o in enumerate(outs):
+            print("---- PE %d\n%s" % (r, o), end="")
+        for leader, mates, other in ((0, "0,1", "2,3"), (2, "2,3", "0,1")):
+            want(outs[leader], r"^\[pe %d \S+\] hang report \(no progress for 1.5 s\): BLOCKED — every PE seen here "
+                 r"waits .*PEs %s not visible here" % (leader, other), "PE %d's report" % leader)
+            want(outs[leader], r"^  scope: this node's PEs \(2 of 4\)", "PE %d's scope" % leader)
+            check(outs[leader].count("hang report") == 1, "PE %d reported twice" % leader)
+        want(outs[0], r"^  PEs 0,1 +barrier #\d+ on TEAM_WORLD +not visible here: PEs 2,3", "node 0's barrier")
+        want(outs[2], r"^  PE 2 +barrier #\d+ on TEAM_WORLD +missing: PE 3 \(PE 3 waiting wait_until, last #\d+ "
+             r"there\) +not visible here: PEs 0,1", "node 1's barrier")
+        want(outs[2], r"^  PE 3 +wait_until\('flags' \(allocation #\d+, 64B?\) \+12, == 1\) +sees 0 \(live\)",
+             "PE 3's wait, seen on its node")
+        for r in (1, 3):
+            check("hang report" not in outs[r], "PE %d reported too" % r)
+    # killed with SIGKILL: their objects were unlinked at init, so nothing is left anyway
     check_clean(shm)
 
 
