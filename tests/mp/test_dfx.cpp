@@ -39,7 +39,8 @@ TEST(StatusPage, SleepingWaitIsDescribed) {
   if (rt().my_pe() == 1) {
     rt().wait_until(flag.data(), symmem::Cmp::kEq, 7);
   } else if (rt().my_pe() == 0) {
-    auto st = poll_until(1, [](const auto& s) { return s.state == "waiting"; });
+    // (PE 1 may still sleep in the barrier above: "waiting" there too)
+    auto st = poll_until(1, [](const auto& s) { return s.state == "waiting" && s.wait_call == "wait_until"; });
     EXPECT_EQ(st.state, "waiting");
     EXPECT_EQ(st.wait_call, "wait_until");
     EXPECT_EQ(st.wait_owner, 1);
