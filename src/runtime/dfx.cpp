@@ -243,6 +243,9 @@ CollScope::CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, i
   r.src = reinterpret_cast<uintptr_t>(a.src);
   r.call_site = 0;
   r.t_enter_ns = d.tools_ ? now_ns() : 0;
+  r.team_start = start;
+  r.team_stride = stride;
+  r.team_size = size;
   r.seq.store(rs + 2, std::memory_order_release);
   prev_call_ = p->call_id.load(std::memory_order_relaxed);
   prev_state_ = p->state.load(std::memory_order_relaxed);
@@ -277,12 +280,14 @@ const CollEvent* CollScope::current() { return t_coll_ev; }
 void Dfx::allocated(uint64_t offset, uint64_t size) {
   const uint32_t number = ++alloc_count_;
   allocs_[offset] = Allocation{number, offset, size, {}};
+  page_alloc_add(*page_, number, offset, size);
   for (auto& h : hooks_) h->allocated(offset, size, number);
 }
 
 void Dfx::freed(uint64_t offset) {
   for (auto& h : hooks_) h->freed(offset);
   allocs_.erase(offset);
+  if (AllocSlot* a = page_alloc_find(*page_, offset)) page_alloc_write(*a, 0, 0, 0, nullptr);
 }
 
 const Allocation* Dfx::allocation_of(const void* addr, size_t n) const {
@@ -300,6 +305,7 @@ bool Dfx::set_name(const void* addr, const std::string& name) {
   const Allocation* a = allocation_of(addr, 1);
   if (!a) return false;
   allocs_[a->offset].name = name;
+  if (AllocSlot* s = page_alloc_find(*page_, a->offset)) page_alloc_write(*s, s->number, s->offset, s->size, name.c_str());
   return true;
 }
 

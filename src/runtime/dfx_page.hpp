@@ -14,12 +14,14 @@
 namespace symmem::dfx {
 
 inline constexpr uint64_t kPageMagic = 0x3170676678666473ull;  // "sdfxgpg1"
-inline constexpr uint32_t kPageVersion = 1;
+inline constexpr uint32_t kPageVersion = 2;
 inline constexpr int kTeamLanes = 65;       // team slots 0..63, lane 64: pSync active sets
 inline constexpr int kActiveSetLane = 64;
 inline constexpr int kCollRing = 64;        // recent collectives, all teams together
 inline constexpr int kNames = 256;          // interned call names
 inline constexpr int kNameLen = 32;
+inline constexpr int kAllocSlots = 128;     // live allocations named on the page
+inline constexpr int kAllocNameLen = 24;
 
 // What a PE is doing now, as a reader sees it.
 enum class State : uint32_t {
@@ -76,6 +78,19 @@ struct CollRecord {
   uint64_t dest, src;         // symmetric addresses
   uint64_t call_site;         // return address into the caller, 0 when unknown
   uint64_t t_enter_ns;        // CLOCK_MONOTONIC at entry when a tool is on, else 0
+  int32_t team_start;         // the PEs taking part (world numbers): start, stride, size
+  int32_t team_stride;
+  int32_t team_size;
+  uint32_t pad;
+};
+
+// One live collective allocation, so that a process without the PE's allocation table
+// (symmem-run) names an address the way Dfx::describe does. number 0: a free slot.
+struct AllocSlot {
+  std::atomic<uint32_t> seq;
+  uint32_t number;
+  uint64_t offset, size;
+  char name[kAllocNameLen];
 };
 
 struct alignas(64) Page {
@@ -99,7 +114,44 @@ struct alignas(64) Page {
   CollRecord colls[kCollRing];
   std::atomic<uint32_t> name_count;
   char names[kNames][kNameLen];
+  // The job's address layout (symmetric_heap.hpp), for readers in another process: PE p's
+  // heap at layout_base + p*heap_size, its metadata at layout_base + npes*heap_size +
+  // p*meta_size; this process's own static data at [static_start, +static_size).
+  uint64_t layout_base;
+  uint64_t heap_size, meta_size, static_size;
+  uint64_t static_start;
+  AllocSlot allocs[kAllocSlots];
 };
+
+// The page's allocation slots, written by their PE only (Dfx::allocated / freed / set_name).
+inline void page_alloc_write(AllocSlot& a, uint32_t number, uint64_t offset, uint64_t size, const char* name) {
+  const uint32_t s = a.seq.load(std::memory_order_relaxed);
+  a.seq.store(s + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  a.number = number;
+  a.offset = offset;
+  a.size = size;
+  std::memset(a.name, 0, sizeof a.name);
+  if (name) std::strncpy(a.name, name, sizeof a.name - 1);
+  a.seq.store(s + 2, std::memory_order_release);
+}
+// A new allocation takes a free slot, or the oldest one when all are taken.
+inline void page_alloc_add(Page& p, uint32_t number, uint64_t offset, uint64_t size) {
+  AllocSlot* best = &p.allocs[0];
+  for (AllocSlot& a : p.allocs) {
+    if (a.number == 0) {
+      best = &a;
+      break;
+    }
+    if (a.number < best->number) best = &a;
+  }
+  page_alloc_write(*best, number, offset, size, nullptr);
+}
+inline AllocSlot* page_alloc_find(Page& p, uint64_t offset) {
+  for (AllocSlot& a : p.allocs)
+    if (a.number != 0 && a.offset == offset) return &a;
+  return nullptr;
+}
 
 // Copies a record of `T` (which starts with its sequence word) into *out once it is stable;
 // false when the writer kept changing it (a reader then shows it as "changing").

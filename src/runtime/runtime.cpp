@@ -37,6 +37,7 @@ Runtime::Impl::~Impl() {
     barrier_all();
     finalized_ = true;
   }
+  hang_watch_.reset();  // after the last barrier, where a hang still shows
   if (report_commits_ && heap_ && store_) {
     const uint64_t held = heap_->committed() + heap_->meta_size() + (static_ ? static_->size() : 0);
     (void)store_->add(kCommittedKey, -int64_t(held));

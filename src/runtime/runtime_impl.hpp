@@ -23,6 +23,7 @@
 #include "heap/static_data.hpp"
 #include "heap/symmetric_heap.hpp"
 #include "runtime/dfx.hpp"
+#include "runtime/dfx_hang_watch.hpp"
 #include "runtime/liveness.hpp"
 #include "runtime/meta.hpp"
 #include "symmem/symmem.hpp"
@@ -394,6 +395,8 @@ struct Runtime::Impl {
   std::shared_ptr<CtxPool> ctx_pool_;  // contexts created on this instance (runtime/ctx.cpp)
   // Status page, tool hooks and address names (runtime/dfx.hpp).
   dfx::Dfx dfx_;
+  // SYMMEM_HANG_TIMEOUT without symmem-run, on the lowest PE of each node (dfx_hang_watch.hpp).
+  std::unique_ptr<HangWatch> hang_watch_;
 };
 
 }  // namespace symmem

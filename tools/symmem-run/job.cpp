@@ -36,6 +36,7 @@
 #include "bootstrap/tcp_store.hpp"
 #include "common/log.hpp"
 #include "guardian.hpp"
+#include "hang.hpp"
 #include "oom.hpp"
 
 extern char** environ;
@@ -172,9 +173,11 @@ class Output {
   }
 
   // The launcher's own one-line message, always at the start of a line of stderr.
-  void message(const std::string& text) {
+  void message(const std::string& text) { lines("symmem-run: " + text + "\n"); }
+  // Whole lines of the launcher's own (a hang report), at the start of a line of stderr.
+  void lines(const std::string& text) {
     std::string line = at_line_start_[2] ? "" : "\n";
-    line += "symmem-run: " + text + "\n";
+    line += text;
     emit(2, line.data(), line.size());
   }
 
@@ -202,6 +205,7 @@ struct Pe {
   int rank = 0;
   pid_t pid = -1;
   bool running = false;
+  int status = 0;  // waitpid status once it ended
   Stream out, err;
 };
 
@@ -282,6 +286,10 @@ class Job {
   void on_pe_exit(Pe& pe, int status);
   void on_launcher_signal(int sig);
   void on_timeout();
+  // The hang report (docs/dfx.md): from the PEs' status pages, text on stderr and JSON.
+  dfx::hang::Report hang_report(const std::string& trigger);
+  void refresh_hang_reader();
+  void hang_look();
   void begin_termination(int sig);
   void signal_job(int sig);
   void read_stream(Pe& pe, Stream& s);
@@ -325,6 +333,10 @@ class Job {
   bool sigkilled_ = false;
   bool ended_ = false;
   Clock::time_point timeout_deadline_{}, kill_deadline_{}, drain_deadline_{};
+  double hang_timeout_s_ = 0;  // --hang-timeout / SYMMEM_HANG_TIMEOUT; 0 off
+  std::unique_ptr<HangReader> hang_;
+  dfx::hang::Monitor hang_monitor_;
+  Clock::time_point next_hang_look_{};
 };
 
 Status Job::setup_process() {
@@ -351,6 +363,7 @@ Status Job::setup_process() {
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);  // a live hang report
   for (int sig : {SIGINT, SIGHUP}) {
     struct sigaction cur {};
     if (sigaction(sig, nullptr, &cur) == 0 && cur.sa_handler == SIG_IGN) continue;
@@ -539,7 +552,55 @@ void Job::on_launcher_signal(int sig) {
   }
 }
 
+void Job::refresh_hang_reader() {
+  if (!hang_) hang_ = std::make_unique<HangReader>(job_id_, opts_.npes);
+  for (const Pe& pe : pes_) {
+    if (pe.pid <= 0) continue;
+    if (pe.running) {
+      hang_->attach(pe.rank, static_cast<int>(pe.pid));
+      hang_->set_life(pe.rank, dfx::hang::PeInfo::Life::kAlive, 0);
+    } else if (WIFSIGNALED(pe.status)) {
+      hang_->set_life(pe.rank, dfx::hang::PeInfo::Life::kKilled, WTERMSIG(pe.status));
+    } else {
+      hang_->set_life(pe.rank, dfx::hang::PeInfo::Life::kExited, WEXITSTATUS(pe.status));
+    }
+  }
+}
+
+dfx::hang::Report Job::hang_report(const std::string& trigger) {
+  refresh_hang_reader();
+  bool any = false;  // a program that is no symmem program (or not yet past init) has no page
+  for (const auto& pi : hang_->source().pes) any = any || pi.page != nullptr;
+  if (!any) return {};
+  dfx::hang::Options o;
+  o.trigger = trigger;
+  const char* path = std::getenv("SYMMEM_HANG_FILE");
+  o.json_path = path ? path : "";
+  for (auto& [k, v] : opts_.env)
+    if (k == "SYMMEM_HANG_FILE") o.json_path = v;
+  dfx::hang::Report r = dfx::hang::build(hang_->source(), o);
+  output_.lines(r.text);
+  return r;
+}
+
+// The no-progress deadline: a look at the pages every step; a report once every PE has
+// slept in a wait, unchanged, for hang_timeout_s_, and the end of the job if the report's
+// second look agrees.
+void Job::hang_look() {
+  refresh_hang_reader();
+  if (!hang_monitor_.look(hang_->source(), hang_timeout_s_)) return;
+  dfx::hang::Report r = hang_report(format("no progress for %g s", hang_timeout_s_));
+  if (!r.all_blocked) {
+    hang_monitor_.reset();  // something moved meanwhile
+    return;
+  }
+  output_.message(format("no progress for %g s (%s); stopping the job", hang_timeout_s_, r.verdict.c_str()));
+  exit_code_ = 124;
+  begin_termination(SIGTERM);
+}
+
 void Job::on_timeout() {
+  hang_report(format("timeout after %g s", opts_.timeout_s));
   std::vector<int> ranks;
   for (const Pe& pe : pes_) {
     if (pe.running) ranks.push_back(pe.rank);
@@ -603,6 +664,7 @@ void Job::reap() {
     if (it == rank_of_.end()) continue;  // an adopted orphan of some PE
     Pe& pe = pes_[static_cast<size_t>(it->second)];
     pe.running = false;
+    pe.status = status;
     --running_;
     drain_pe(pe);
     on_pe_exit(pe, status);
@@ -615,6 +677,8 @@ void Job::handle_signalfd() {
     int sig = static_cast<int>(si.ssi_signo);
     if (sig == SIGCHLD) {
       reap();
+    } else if (sig == SIGUSR1) {
+      if (phase_ == Phase::kRunning && running_ > 0) hang_report("SIGUSR1 to symmem-run, the job continues");
     } else {
       on_launcher_signal(sig);
     }
@@ -623,6 +687,15 @@ void Job::handle_signalfd() {
 
 void Job::supervise() {
   if (opts_.timeout_s > 0) timeout_deadline_ = after(opts_.timeout_s);
+  hang_timeout_s_ = opts_.hang_timeout_s;
+  if (hang_timeout_s_ < 0) {
+    const char* v = std::getenv("SYMMEM_HANG_TIMEOUT");
+    for (auto& [k, val] : opts_.env)
+      if (k == "SYMMEM_HANG_TIMEOUT") v = val.c_str();
+    hang_timeout_s_ = v ? std::strtod(v, nullptr) : 0;
+    if (!(hang_timeout_s_ > 0)) hang_timeout_s_ = 0;
+  }
+  next_hang_look_ = Clock::now();
   std::vector<pollfd> pfds;
   std::vector<std::pair<Pe*, Stream*>> owners;
   for (;;) {
@@ -642,6 +715,7 @@ void Job::supervise() {
     if (running_ > 0 && phase_ == Phase::kTerminating && !sigkilled_) next = std::min(next, kill_deadline_);
     if (running_ == 0) next = std::min(next, drain_deadline_);
     if (running_ > 0 && phase_ == Phase::kRunning && watch_) next = std::min(next, next_watch_);
+    if (running_ > 0 && phase_ == Phase::kRunning && hang_timeout_s_ > 0) next = std::min(next, next_hang_look_);
     int timeout_ms = -1;
     if (next != Clock::time_point::max()) {
       double ms = std::chrono::duration<double, std::milli>(next - now).count();
@@ -671,6 +745,11 @@ void Job::supervise() {
     if (running_ > 0 && phase_ == Phase::kRunning && watch_ && now >= next_watch_) {
       check_global_exit();
       next_watch_ = now + std::chrono::milliseconds(kGlobalExitPollMs);
+    }
+    if (running_ > 0 && phase_ == Phase::kRunning && hang_timeout_s_ > 0 && now >= next_hang_look_) {
+      hang_look();
+      next_hang_look_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                           std::min(0.5, std::max(0.05, hang_timeout_s_ / 4))));
     }
     if (running_ > 0 && phase_ == Phase::kRunning && opts_.timeout_s > 0 && now >= timeout_deadline_) on_timeout();
     if (running_ > 0 && phase_ == Phase::kTerminating && !sigkilled_ && now >= kill_deadline_) {
@@ -710,6 +789,7 @@ void Job::finish() {
     --running_;
   }
   release_guardian(guardian_);
+  hang_.reset();  // our mappings of the PEs' objects
 
   // Reap the guardian and every orphan we adopted (they were in the group, so they are
   // dying); a process that escaped the group and still runs after kReapS is left to init.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "hang.hpp"
 #include "job.hpp"
 #include "options.hpp"
 #include "program.hpp"
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
     case ParseAction::kUsageError:
       std::fprintf(stderr, "symmem-run: %s\n%s\n", parsed.error.c_str(), usage_line());
       return 2;
+    case ParseAction::kStatus: return status_query(parsed.options.status_pid);
     case ParseAction::kRun: break;
   }
 

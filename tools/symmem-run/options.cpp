@@ -28,12 +28,12 @@ bool parse_npes(const std::string& text, int* out, std::string* error) {
   return true;
 }
 
-bool parse_timeout(const std::string& text, double* out, std::string* error) {
+bool parse_timeout(const std::string& text, double* out, std::string* error, const char* opt = "--timeout") {
   errno = 0;
   char* end = nullptr;
   double v = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0' || errno != 0 || !std::isfinite(v) || v < 0) {
-    *error = "--timeout: '" + text + "' is not a number of seconds >= 0";
+    *error = std::string(opt) + ": '" + text + "' is not a number of seconds >= 0";
     return false;
   }
   *out = v;
@@ -74,7 +74,7 @@ bool parse_env(const std::string& text, Options* opts, std::string* error) {
 }  // namespace
 
 const char* usage_line() {
-  return "usage: symmem-run [--timeout S] [--tag-output] [--emulate-nodes K] [-x VAR=VALUE]... -n N program [args...]";
+  return "usage: symmem-run [--timeout S] [--hang-timeout S] [--tag-output] [--emulate-nodes K] [-x VAR=VALUE]... -n N program [args...]";
 }
 
 const char* help_text() {
@@ -87,7 +87,12 @@ const char* help_text() {
          "options (they end at the first word that is not an option, or at --):\n"
          "  -n, -np, --npes N     number of PEs (required)\n"
          "  --timeout S           end the job after S seconds (fractions allowed; 0 = never)\n"
-         "                        and exit with 124\n"
+         "                        and exit with 124, after a hang report (docs/dfx.md)\n"
+         "  --hang-timeout S      when every PE has waited in the library with nothing moving\n"
+         "                        for S seconds: hang report, end the job, exit with 124\n"
+         "                        (default: SYMMEM_HANG_TIMEOUT; 0 = never)\n"
+         "  --status PID          print a live hang report of the job that symmem-run PID runs\n"
+         "                        (kill -USR1 PID prints one on that job's stderr)\n"
          "  --tag-output          prefix every output line with \"[pe N] \"\n"
          "  --emulate-nodes K     split the PEs into K emulated nodes (blocks of consecutive\n"
          "                        PEs, SYMMEM_NODE_ID=emu<k>): PEs of other blocks are reached\n"
@@ -155,6 +160,17 @@ ParseOutcome parse_options(int argc, char** argv) {
     } else if (name == "--timeout") {
       if (!value(&v)) return fail("--timeout needs a number of seconds");
       if (!parse_timeout(v, &o.timeout_s, &error)) return fail(error);
+    } else if (name == "--hang-timeout") {
+      if (!value(&v)) return fail("--hang-timeout needs a number of seconds");
+      if (!parse_timeout(v, &o.hang_timeout_s, &error, "--hang-timeout")) return fail(error);
+    } else if (name == "--status") {
+      if (!value(&v)) return fail("--status needs the process id of a running symmem-run");
+      char* end = nullptr;
+      long pid = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || pid < 1 || pid > (1L << 30)) return fail("--status: '" + v + "' is not a process id");
+      o.status_pid = int(pid);
+      out.action = ParseAction::kStatus;
+      return out;
     } else if (name == "-x" || name == "--env") {
       if (!value(&v)) return fail(name + " needs VAR=VALUE");
       if (!parse_env(v, &o, &error)) return fail(error);

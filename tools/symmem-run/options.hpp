@@ -12,13 +12,15 @@ namespace symmem::run {
 struct Options {
   int npes = 0;
   double timeout_s = 0;  // 0 = no timeout
+  double hang_timeout_s = -1;  // --hang-timeout; -1: SYMMEM_HANG_TIMEOUT, else off
+  int status_pid = 0;          // --status PID
   bool tag_output = false;
   int emulate_nodes = 0;  // --emulate-nodes K: SYMMEM_NODE_ID per PE, K blocks of PEs
   std::vector<std::pair<std::string, std::string>> env;  // -x VAR=VALUE, in order
   std::vector<std::string> program;                      // program and its arguments
 };
 
-enum class ParseAction { kRun, kHelp, kVersion, kUsageError };
+enum class ParseAction { kRun, kHelp, kVersion, kStatus, kUsageError };
 
 struct ParseOutcome {
   ParseAction action = ParseAction::kUsageError;

@@ -1,0 +1,374 @@
+#!/usr/bin/env python3
+"""Hang reports (issue 15 item 3), checked on their content.
+
+    hang_tests.py --pe PATH --symmem-run PATH CASE
+
+Every function test_* is one CTest case (tests/dfx/CMakeLists.txt). Each starts hang_pe
+(hang_pe.cpp) in one of its modes under symmem-run (or by hand, with the environment
+torchrun gives its workers, for the PEs' own deadline), checks the exit code, the text
+report on stderr and the JSON twin (parsed here), and that no process and nothing in
+/dev/shm is left. Standard library only.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ARGS = None
+TIMEOUT = 60  # a job that has not ended by then hangs: a failure
+TOKEN = "hang-" + secrets.token_hex(6)  # in every PE's environment: finds leftovers
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def base_env(**extra):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SYMMEM_", "OMPI_", "PMI", "SLURM_", "PMIX_", "HANG_"))
+           and k not in ("RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+                         "LOCAL_RANK", "TORCHELASTIC_RUN_ID")}
+    env["SYMMEM_LOG_LEVEL"] = "warn"
+    env["SHMEM_SYMMETRIC_SIZE"] = "64M"
+    env["HANG_TOKEN"] = TOKEN
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def leftover_pes():
+    left = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/environ" % pid, "rb") as f:
+                if ("HANG_TOKEN=" + TOKEN).encode() in f.read():
+                    left.append(int(pid))
+        except OSError:
+            pass
+    return left
+
+
+def check_clean(shm_before):
+    deadline = time.time() + 5
+    while leftover_pes() and time.time() < deadline:
+        time.sleep(0.1)
+    left = leftover_pes()
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    check(not left, "processes left behind: %s" % left)
+    # Objects of jobs that other tests run meanwhile (ctest -j) exist while their PEs are in
+    # init: a leftover is one that no living process has open or mapped.
+    new = set(glob.glob("/dev/shm/symmem-*")) - shm_before
+    if new:
+        time.sleep(1)
+        new = {n for n in new if os.path.exists(n) and not in_use(n)}
+    check(not new, "left in /dev/shm: %s" % sorted(new))
+
+
+def in_use(path):
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/maps" % pid) as f:
+                if path in f.read():
+                    return True
+            for fd in os.listdir("/proc/%s/fd" % pid):
+                if os.readlink("/proc/%s/fd/%s" % (pid, fd)) == path:
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+def run(args, env, timeout=TIMEOUT):
+    p = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        raise Failure("the job did not end within %d s:\n%s%s" % (timeout, out, err))
+    print(err, end="")
+    return p.returncode, out, err
+
+
+def want(text, pattern, what):
+    check(re.search(pattern, text, re.M), "%s: no match for /%s/ in:\n%s" % (what, pattern, text))
+
+
+def load_json(path):
+    check(os.path.exists(path), "no JSON file at %s" % path)
+    with open(path) as f:
+        doc = json.load(f)
+    check(doc.get("schema") == "symmem-hang/1", "schema is %r" % doc.get("schema"))
+    check(isinstance(doc.get("pes"), list) and isinstance(doc.get("groups"), list), "no pes/groups in the JSON")
+    return doc
+
+
+def launcher(*opts):
+    return [ARGS.symmem_run] + list(opts)
+
+
+# ---------------------------------------------------------------------------- the cases
+
+def deadlock(opts, env, secs):
+    shm = set(glob.glob("/dev/shm/symmem-*"))
+    with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
+        path = os.path.join(tmp, "h.json")
+        rc, out, err = run(launcher("-n", "4", *opts, "--timeout", "50", ARGS.pe, "skip"),
+                           base_env(SYMMEM_HANG_FILE=path, **env))
+        check(rc == 124, "exit code %d, expected 124" % rc)
+        want(err, r"^symmem-run: hang report \(no progress for %s s\): DEADLOCK" % secs, "verdict")
+        check(err.count("hang report") == 1, "more than one report (the PEs' own watch too?):\n" + err)
+        want(err, r"^  PEs 0-2 +barrier #\d+ on TEAM_WORLD +missing: PE 3 \(PE 3 waiting wait_until", "barrier group")
+        want(err, r"^  PE 3 +wait_until\('flags' \(allocation #\d+, 64B?\) \+12, == 1\) +sees 0 \(live\)", "the wait")
+        want(err, r"PE 3 last collectives: +#\d+ barrier", "history of the odd PE")
+        want(err, r"no progress for %s s \(DEADLOCK\); stopping the job" % secs, "the end")
+        want(err, r"JSON: " + re.escape(path), "JSON path")
+        doc = load_json(path)
+        check(doc["verdict"] == "DEADLOCK", "JSON verdict %r" % doc["verdict"])
+        g = [g for g in doc["groups"] if g["pes"] == [0, 1, 2]]
+        check(g and g[0]["call"] == "barrier" and g[0]["missing"] == [3] and g[0]["team"] == "TEAM_WORLD",
+              "JSON groups: %r" % doc["groups"])
+        w = doc["pes"][3].get("wait")
+        check(w and w["owner"] == 3 and w["expect"] == 1 and w["value"] == 0 and w["satisfied"] is False
+              and w["cmp"] == "==" and "'flags'" in w["name"] and w["name"].endswith("+12"), "JSON wait: %r" % w)
+        check(all(not p["moved"] for p in doc["pes"]), "a PE moved: %r" % doc["pes"])
+    check_clean(shm)
+
+
+def test_deadlock():
+    """PE 3 skips a barrier and waits on a word nobody writes: the no-progress deadline
+    (--hang-timeout) names the missing PE, the word, its expected and live value, DEADLOCK,
+    and ends the job with 124."""
+    deadlock(["--hang-timeout", "2"], {}, "2")
+
+
+def test_deadlock_env():
+    """The same deadline from SYMMEM_HANG_TIMEOUT: symmem-run reports, the PEs do not."""
+    deadlock([], {"SYMMEM_HANG_TIMEOUT": "1.5"}, "1.5")
+
+
+def test_wait_timeout():
+    """Every PE waits on its own 'flags'+8 for 5: on symmem-run --timeout the report comes
+    before the kill, with each word's live value."""
+    shm = set(glob.glob("/dev/shm/symmem-*"))
+    with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
+        path = os.path.join(tmp, "h.json")
+        rc, out, err = run(launcher("-n", "3", "--timeout", "4", ARGS.pe, "wait"), base_env(SYMMEM_HANG_FILE=path))
+        check(rc == 124, "exit code %d, expected 124" % rc)
+        want(err, r"hang report \(timeout after 4 s\): DEADLOCK", "verdict")
+        for pe in range(3):
+            want(err, r"^  PE %d +wait_until\('flags' \(allocation #\d+, 64B?\) \+8, == 5\) +sees 0 \(live\)" % pe,
+                 "PE %d's wait" % pe)
+        want(err, r"timeout after 4 s; PEs 0-2 had not finished", "the launcher's timeout line")
+        doc = load_json(path)
+        check([p["wait"]["value"] for p in doc["pes"]] == [0, 0, 0], "JSON values: %r" % doc["pes"])
+    check_clean(shm)
+
+
+def test_stall():
+    """PE 1 computes while the others wait in a barrier: STALL, naming PE 1 in user code."""
+    shm = set(glob.glob("/dev/shm/symmem-*"))
+    with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
+        path = os.path.join(tmp, "h.json")
+        rc, out, err = run(launcher("-n", "4", "--timeout", "5", ARGS.pe, "stall", "60"),
+                           base_env(SYMMEM_HANG_FILE=path))
+        check(rc == 124, "exit code %d, expected 124" % rc)
+        want(err, r"hang report \(timeout after 5 s\): STALL — nothing moved in [0-9.]+ s, but PE 1 runs user code",
+             "verdict")
+        # PE 3 may still be handing its CPU over to PE 1 inside the barrier (PEs outnumber
+        # cores: central sync), in the call but not asleep: a group of its own then.
+        want(err, r"^  PEs 0,2(,3)? +barrier #\d+ on TEAM_WORLD +missing: PE 1 \(PE 1 user code", "barrier group")
+        want(err, r"^  PE 1 +running user code", "PE 1")
+        doc = load_json(path)
+        check(doc["verdict"] == "STALL" and doc["pes"][1]["state"] == "user code", "JSON: %r" % doc["pes"][1])
+        check(doc["pes"][1]["proc_state"] in "RS", "PE 1's process state %r" % doc["pes"][1]["proc_state"])
+    check_clean(shm)
+
+
+def test_live_report():
+    """SIGUSR1 to symmem-run and symmem-run --status PID print live reports while the job
+    runs on; then the job ends normally (exit 0)."""
+    shm = set(glob.glob("/dev/shm/symmem-*"))
+    with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
+        ready, go = os.path.join(tmp, "ready"), os.path.join(tmp, "go")
+        path = os.path.join(tmp, "h.json")
+        env = base_env(HANG_READY=ready, HANG_GO=go, SYMMEM_HANG_FILE=path)
+        p = subprocess.Popen(launcher("-n", "3", "--timeout", "50", ARGS.pe, "live", "40"), env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            deadline = time.time() + 30
+            while not os.path.exists(ready) and time.time() < deadline and p.poll() is None:
+                time.sleep(0.05)
+            check(os.path.exists(ready), "PE 1 never got to its sleep")
+            # The others are in (or about to enter) their barrier: let them go to sleep there.
+            time.sleep(1.0)
+            q = subprocess.run(launcher("--status", str(p.pid)), env=base_env(SYMMEM_HANG_FILE=path + ".q"),
+                               capture_output=True, text=True, timeout=30)
+            print(q.stdout, q.stderr, end="")
+            check(q.returncode == 0, "--status exit code %d" % q.returncode)
+            want(q.stdout, r"hang report \(symmem-run --status %d\): STALL — .*PE 1 runs user code" % p.pid,
+                 "--status report")
+            want(q.stdout, r"^  PEs 0,2 +barrier #\d+ on TEAM_WORLD +missing: PE 1", "--status groups")
+            qdoc = load_json(path + ".q")
+            check(qdoc["verdict"] == "STALL", "--status JSON verdict %r" % qdoc["verdict"])
+            os.kill(p.pid, signal.SIGUSR1)
+            deadline = time.time() + 20
+            while not os.path.exists(path) and time.time() < deadline:
+                time.sleep(0.05)
+            doc = load_json(path)
+            check(doc["trigger"].startswith("SIGUSR1"), "trigger %r" % doc["trigger"])
+            check(p.poll() is None, "the job ended after SIGUSR1")
+            open(go, "w").close()
+            out, err = p.communicate(timeout=TIMEOUT)
+        except BaseException:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            raise
+        print(err, end="")
+        check(p.returncode == 0, "exit code %d, expected 0:\n%s" % (p.returncode, err))
+        want(err, r"hang report \(SIGUSR1 to symmem-run, the job continues\): STALL", "SIGUSR1 report")
+        for r in range(3):
+            want(out, r"hang_pe: PE %d done" % r, "PE %d finished" % r)
+    check_clean(shm)
+
+
+def test_pe_side():
+    """No symmem-run: 4 PEs started by hand with torchrun's environment and
+    SYMMEM_HANG_TIMEOUT; the lowest PE of the node reports and ends the job (124)."""
+    shm = set(glob.glob("/dev/shm/symmem-*"))
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
+        path = os.path.join(tmp, "h.json")
+        run_id = "hang-" + secrets.token_hex(4)
+        secret = secrets.token_hex(32)
+        procs = []
+        for r in range(4):
+            env = base_env(RANK=r, LOCAL_RANK=r, WORLD_SIZE=4, LOCAL_WORLD_SIZE=4, MASTER_ADDR="127.0.0.1",
+                           MASTER_PORT=port - 1, TORCHELASTIC_RUN_ID=run_id, SYMMEM_STORE_SECRET=secret,
+                           SYMMEM_HANG_TIMEOUT=2, SYMMEM_HANG_FILE=path)
+            procs.append(subprocess.Popen([ARGS.pe, "skip"], env=env, stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT, text=True, start_new_session=True))
+        outs, rcs = [], []
+        try:
+            for p in procs:
+                o, _ = p.communicate(timeout=TIMEOUT)
+                outs.append(o)
+                rcs.append(p.returncode)
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.communicate()
+        for r, o in enumerate(outs):
+            print("---- PE %d (exit %d)\n%s" % (r, rcs[r], o), end="")
+        check(rcs == [124] * 4, "exit codes %r, expected 124 each" % rcs)
+        want(outs[0], r"^\[pe 0 \S+\] hang report \(no progress for 2 s\): DEADLOCK", "PE 0's report")
+        want(outs[0], r"^  PEs 0-2 +barrier #\d+ on TEAM_WORLD +missing: PE 3", "the barrier group")
+        want(outs[0], r"^  PE 3 +wait_until\('flags' \(allocation #\d+, 64B?\) \+12, == 1\) +sees 0 \(live\)",
+             "the wait")
+        doc = load_json(path)
+        check(doc["verdict"] == "DEADLOCK", "JSON verdict %r" % doc["verdict"])
+    check_clean(shm)
+
+
+def test_pe_side_nodes():
+    """The PEs' own watch across two (emulated) nodes, over UCX on loopback: each node's
+    lowest PE reports its node as BLOCKED (the other node is not visible to it) and leaves
+    the job running; the test then ends it."""
+    shm = set(glob.glob("/dev/shm/symmem-*"))
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
+        run_id, secret = "hang-" + secrets.token_hex(4), secrets.token_hex(32)
+        procs, logs = [], []
+        try:
+            for r in range(4):
+                env = base_env(RANK=r, LOCAL_RANK=r % 2, WORLD_SIZE=4, LOCAL_WORLD_SIZE=2, MASTER_ADDR="127.0.0.1",
+                               MASTER_PORT=port - 1, TORCHELASTIC_RUN_ID=run_id, SYMMEM_STORE_SECRET=secret,
+                               SYMMEM_NODE_ID="emu%d" % (r // 2), UCX_TLS="tcp", UCX_NET_DEVICES="lo",
+                               SYMMEM_HANG_TIMEOUT=1.5, SYMMEM_HANG_FILE=os.path.join(tmp, "h%d.json" % r))
+                logs.append(os.path.join(tmp, "pe%d.log" % r))
+                with open(logs[-1], "w") as log:
+                    procs.append(subprocess.Popen([ARGS.pe, "skip"], env=env, stdout=log, stderr=subprocess.STDOUT,
+                                                  start_new_session=True))
+            def text(r):
+                with open(logs[r]) as f:
+                    return f.read()
+            deadline = time.time() + 40
+            while time.time() < deadline and not all("hang report" in text(r) for r in (0, 2)):
+                check(all(p.poll() is None for p in procs), "a PE ended:\n" + "".join(text(r) for r in range(4)))
+                time.sleep(0.2)
+            time.sleep(0.5)
+            check(all(p.poll() is None for p in procs), "the job ended after a BLOCKED report")
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        outs = [text(r) for r in range(4)]
+        for r, o in enumerate(outs):
+            print("---- PE %d\n%s" % (r, o), end="")
+        for leader, mates, other in ((0, "0,1", "2,3"), (2, "2,3", "0,1")):
+            want(outs[leader], r"^\[pe %d \S+\] hang report \(no progress for 1.5 s\): BLOCKED — every PE seen here "
+                 r"waits .*PEs %s not visible here" % (leader, other), "PE %d's report" % leader)
+            want(outs[leader], r"^  scope: this node's PEs \(2 of 4\)", "PE %d's scope" % leader)
+            check(outs[leader].count("hang report") == 1, "PE %d reported twice" % leader)
+        want(outs[0], r"^  PEs 0,1 +barrier #\d+ on TEAM_WORLD +not visible here: PEs 2,3", "node 0's barrier")
+        want(outs[2], r"^  PE 2 +barrier #\d+ on TEAM_WORLD +missing: PE 3 \(PE 3 waiting wait_until, last #\d+ "
+             r"there\) +not visible here: PEs 0,1", "node 1's barrier")
+        want(outs[2], r"^  PE 3 +wait_until\('flags' \(allocation #\d+, 64B?\) \+12, == 1\) +sees 0 \(live\)",
+             "PE 3's wait, seen on its node")
+        for r in (1, 3):
+            check("hang report" not in outs[r], "PE %d reported too" % r)
+    # killed with SIGKILL: their objects were unlinked at init, so nothing is left anyway
+    check_clean(shm)
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pe", required=True)
+    ap.add_argument("--symmem-run", required=True)
+    ap.add_argument("case")
+    ARGS = ap.parse_args()
+    fn = globals().get("test_" + ARGS.case)
+    if not fn:
+        print("no such case: %s" % ARGS.case)
+        return 2
+    try:
+        fn()
+    except Failure as e:
+        print("FAILED: %s" % e)
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
