@@ -17,11 +17,18 @@
 
 #include "common/config.hpp"
 #include "common/log.hpp"
+#include "common/sanitizer.hpp"
 
 namespace symmem {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Every progress call: it may serve remote PEs' operations on this PE's memory.
+unsigned progress_worker(ucp_worker_h w) {
+  RemoteAccessScope remote;
+  return ucp_worker_progress(w);
+}
 
 std::string hex(const void* p, size_t n) {
   static const char* d = "0123456789abcdef";
@@ -133,7 +140,7 @@ struct UcxTransport::Impl {
     int polls = 0;
     Clock::time_point deadline{};
     while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-      ucp_worker_progress(worker);
+      progress_worker(worker);
       if (++polls < 256) continue;
       if ((polls & 1023) == 0) {
         auto now = Clock::now();
@@ -171,7 +178,7 @@ struct UcxTransport::Impl {
     epoll_ctl(ep, EPOLL_CTL_ADD, stop_fd, &ev);
     while (!stop.load(std::memory_order_acquire)) {
       unsigned n = 0;
-      while (ucp_worker_progress(worker)) ++n;
+      while (progress_worker(worker)) ++n;
       if (n && p.after_progress) p.after_progress();
       if (efd >= 0) {
         ucs_status_t st = ucp_worker_arm(worker);
@@ -409,7 +416,7 @@ void UcxTransport::quiet() {
   im.wait(ucp_worker_flush_nbx(im.worker, &rp), "quiet (flush of outstanding operations)", -1);
 }
 
-unsigned UcxTransport::progress() { return ucp_worker_progress(impl_->worker); }
+unsigned UcxTransport::progress() { return progress_worker(impl_->worker); }
 
 Status UcxTransport::close(Store& store) {
   Impl& im = *impl_;
@@ -429,7 +436,7 @@ Status UcxTransport::close(Store& store) {
     if (req && !UCS_PTR_IS_ERR(req)) {
       Clock::time_point d = Clock::now() + std::chrono::seconds(5);
       while (ucp_request_check_status(req) == UCS_INPROGRESS && Clock::now() < d) {
-        ucp_worker_progress(im.worker);
+        progress_worker(im.worker);
         sched_yield();
       }
       ucp_request_free(req);
@@ -468,7 +475,7 @@ UcxTransport::~UcxTransport() {
       rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
       ucs_status_ptr_t req = ucp_ep_close_nbx(q.ep, &rp);
       if (req && !UCS_PTR_IS_ERR(req)) {
-        while (ucp_request_check_status(req) == UCS_INPROGRESS) ucp_worker_progress(im.worker);
+        while (ucp_request_check_status(req) == UCS_INPROGRESS) progress_worker(im.worker);
         ucp_request_free(req);
       }
     }
