@@ -29,7 +29,8 @@ class RemoteAccessScope {
   RemoteAccessScope() { __tsan_ignore_thread_begin(); }
   ~RemoteAccessScope() { __tsan_ignore_thread_end(); }
 #else
-  RemoteAccessScope() = default;
+  RemoteAccessScope() {}
+  ~RemoteAccessScope() {}  // user-provided: a scope object is not an unused variable
 #endif
   RemoteAccessScope(const RemoteAccessScope&) = delete;
   RemoteAccessScope& operator=(const RemoteAccessScope&) = delete;
