@@ -55,7 +55,8 @@ for d, _, files in os.walk(top):
     for line in open(os.path.join(d, "CTestTestfile.cmake")):
         m = re.match(r"add_test\(\[=\[(.*?)\]=\]\s+(.*)\)\s*$", line) or re.match(r"add_test\((\S+)\s+(.*)\)\s*$", line)
         if m and rx.search(m.group(1)):
-            for w in shlex.split(m.group(2)):
+            # A word may itself be a shell command (sh -c "... prog 2>&1"): split it too.
+            for w in (x for word in shlex.split(m.group(2)) for x in shlex.split(word)):
                 if w.startswith(top + "/") and "/CMakeFiles/" not in w:
                     out.add(os.path.basename(w))
 print("\n".join(sorted(out)))
@@ -74,9 +75,10 @@ run_ctest() {  # dir regex
 sanitized() {  # mode dir regex
   local mode=$1 dir=$2 regex=$3 t
   echo "== sanitize.sh $mode: configure and build ($dir)"
-  configure "$dir" -DSYMMEM_SANITIZE="$( [ "$mode" = tsan ] && echo thread || echo address,undefined)"
+  configure "$dir" -DSYMMEM_SANITIZE="$( [ "$mode" = tsan ] && echo thread || echo address,undefined)" || return 1
   mapfile -t t < <(targets_for "$dir" "$regex")
-  cmake --build "$dir" -j"$jobs" --target symmem-run "${t[@]}"
+  # Explicit checks: the caller's `|| rc=1` switches set -e off in here.
+  cmake --build "$dir" -j"$jobs" --target symmem-run "${t[@]}" || { echo "sanitize.sh $mode: build FAILED"; return 1; }
   echo "== sanitize.sh $mode: ctest -R '$regex'"
   run_ctest "$dir" "$regex"
 }
@@ -84,9 +86,9 @@ sanitized() {  # mode dir regex
 fuzz() {
   local dir=build-fuzz rc=0 f
   echo "== sanitize.sh fuzz: configure and build ($dir)"
-  CC=clang CXX=clang++ configure "$dir" -DSYMMEM_FUZZ=ON
+  CC=clang CXX=clang++ configure "$dir" -DSYMMEM_FUZZ=ON || return 1
   local fuzzers=(fuzz_tunables fuzz_run_options fuzz_unique_id fuzz_store_server fuzz_store_client)
-  cmake --build "$dir" -j"$jobs" --target "${fuzzers[@]}"
+  cmake --build "$dir" -j"$jobs" --target "${fuzzers[@]}" || { echo "sanitize.sh fuzz: build FAILED"; return 1; }
   for f in "${fuzzers[@]}"; do
     # New inputs go to a scratch corpus; the committed seeds are only read.
     local scratch="$dir/corpus/$f"
