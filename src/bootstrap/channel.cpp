@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -156,6 +157,49 @@ int resolve(const std::string& host, uint16_t port, bool passive, AddrInfo* out)
 
 std::unique_ptr<Channel> make_socket_channel(int fd, std::string peer) {
   return std::make_unique<SocketChannel>(fd, std::move(peer));
+}
+
+namespace {
+
+class MemoryChannel final : public Channel {
+ public:
+  MemoryChannel(std::string input, std::string* sink, std::string peer, size_t piece)
+      : Channel(std::move(peer)), in_(std::move(input)), sink_(sink), piece_(piece) {}
+  Io read_some(void* buf, size_t len) override {
+    if (pos_ == in_.size()) return {IoState::kClosed, 0, 0};
+    if (paused_) {
+      paused_ = false;
+      return {IoState::kWantRead, 0, 0};
+    }
+    size_t n = std::min(len, in_.size() - pos_);
+    if (piece_) n = std::min(n, piece_ - in_piece_);
+    std::memcpy(buf, in_.data() + pos_, n);
+    pos_ += n;
+    if (piece_ && (in_piece_ += n) == piece_) {
+      in_piece_ = 0;
+      paused_ = pos_ < in_.size();
+    }
+    return {IoState::kOk, n, 0};
+  }
+  Io write_some(const void* buf, size_t len) override {
+    sink_->append(static_cast<const char*>(buf), len);
+    return {IoState::kOk, len, 0};
+  }
+  int fd() const override { return -1; }
+
+ private:
+  std::string in_;
+  size_t pos_ = 0;
+  std::string* sink_;
+  size_t piece_;
+  size_t in_piece_ = 0;  // bytes of the current piece already read
+  bool paused_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Channel> make_memory_channel(std::string input, std::string* sink, std::string peer, size_t piece) {
+  return std::make_unique<MemoryChannel>(std::move(input), sink, std::move(peer), piece);
 }
 
 std::string sockaddr_to_string(const void* sa, size_t len) {

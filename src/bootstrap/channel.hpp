@@ -79,6 +79,14 @@ class Channel {
 // non-blocking.
 std::unique_ptr<Channel> make_socket_channel(int fd, std::string peer);
 
+// A byte stream in memory, for running the protocol code on a buffer (the fuzzers): reads
+// return `input`, then the end of the stream; writes are appended to *sink; fd() is -1.
+// With `piece` > 0 the input arrives in pieces of that many bytes, as from a network: after
+// each piece one read says kWantRead (nothing more yet), so only non-blocking readers
+// (read_some, as the server uses it) may use that; send_all / recv_all need piece 0.
+std::unique_ptr<Channel> make_memory_channel(std::string input, std::string* sink, std::string peer,
+                                             size_t piece = 0);
+
 // "host:port" (or "[v6]:port") of a socket address.
 std::string sockaddr_to_string(const void* sockaddr, size_t len);
 

@@ -37,12 +37,36 @@ class TcpStoreServer {
   virtual int connections() const = 0;
 };
 
+// The server's side of the protocol on a buffer instead of a socket (the fuzzers): each
+// serve() is one connection whose whole byte stream is `input`, handled by the code that
+// handles a socket's bytes (reading, framing, the hello, the TLS handshake, requests,
+// blocked requests, the end of the connection), without poll() and without a thread. What
+// one connection stored stays for the next, as in a real store.
+class BufferStoreServer {
+ public:
+  enum class Start {
+    kHello,       // the stream starts with the client's hello
+    kAfterHello,  // the hello was accepted (and TLS, if on, established): requests in clear
+  };
+  static Result<std::unique_ptr<BufferStoreServer>> create(const StoreSecurity& security);
+  virtual ~BufferStoreServer() = default;
+  // What the server sent on the connection. `piece` > 0: the input arrives in pieces of
+  // that many bytes, each read separately, as from a network (0: all at once).
+  virtual std::string serve(std::string input, Start start, size_t piece) = 0;
+};
+
 class TcpStoreClient : public Store {
  public:
   // Connects (retrying until timeout_s), presents the magic, and runs the TLS handshake
   // the security mode asks for. `rank` is for messages only.
   static Result<std::unique_ptr<TcpStoreClient>> connect(const StoreAddress& addr, const StoreSecurity& security,
                                                          int rank, double timeout_s);
+  // The client on a channel that is already connected (a memory channel, for the fuzzers):
+  // the hello and TLS handshake as connect() runs them, or, with `after_hello`, none (the
+  // channel then carries the answers as TLS would have decrypted them).
+  static Result<std::unique_ptr<TcpStoreClient>> on_channel(std::unique_ptr<Channel> ch,
+                                                            const StoreSecurity& security, int rank,
+                                                            double timeout_s, bool after_hello);
   // Liveness, on a connection used for nothing else: registers this connection as a watch
   // of `key` (wire.hpp, kWatch) and returns once the store has it. If this connection
   // closes (the process ended) while `left_key` does not exist, the store creates `key` =
@@ -58,6 +82,13 @@ class TcpStoreClient : public Store {
   // descriptor then refers to /dev/null), so that the connection still closes when the
   // parent dies. Touches nothing else.
   virtual void release_in_child() = 0;
+
+ private:
+  // connect()'s hello (and TLS handshake) on a connected channel.
+  static Result<std::unique_ptr<TcpStoreClient>> hello_on(std::unique_ptr<Channel> ch, const std::string& url,
+                                                          const StoreSecurity& security,
+                                                          const std::shared_ptr<TlsContext>& tls, int rank,
+                                                          Deadline hs);
 };
 
 }  // namespace symmem

@@ -41,6 +41,8 @@ void shmemx_signal_add(uint64_t* sig, uint64_t v, int pe) { shmem_signal_add(sig
 void shmemx_ctx_signal_set(shmem_ctx_t c, uint64_t* sig, uint64_t v, int pe) { shmem_ctx_signal_set(c, sig, v, pe); }
 void shmemx_ctx_signal_add(shmem_ctx_t c, uint64_t* sig, uint64_t v, int pe) { shmem_ctx_signal_add(c, sig, v, pe); }
 
+void shmemx_query_initialized(int* initialized) { shmem_query_initialized(initialized); }
+
 #define SYMMEM_DEF_SOS_SCAN(T, N, OP)                                                                  \
   int shmemx_##N##_sum_inscan(shmem_team_t t, T* d, const T* s, size_t n) {                             \
     return shmem_##N##_sum_inscan(t, d, s, n);                                                           \

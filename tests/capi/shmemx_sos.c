@@ -1,6 +1,7 @@
 /* Programs written for Sandia OpenSHMEM call OpenSHMEM 1.6 routines by their older shmemx_
  * names: interleaved block puts and gets (typed, sized, context and generic forms), signal
- * set / add, and the sum scans (typed and generic). Strict C11: each name must be declared
+ * set / add (typed, and the C11 generic with and without a context), the sum scans (typed
+ * and generic) and shmemx_query_initialized. Strict C11: each name must be declared
  * by shmemx.h and do what the shmem_ routine does. */
 #include <shmemx.h>
 #include <stdint.h>
@@ -52,6 +53,16 @@ int main(void) {
   shmem_barrier_all();
   shmemx_ctx_signal_set(SHMEM_CTX_DEFAULT, &sig, 1, right);
   shmem_signal_wait_until(&sig, SHMEM_CMP_EQ, 1);
+  shmem_barrier_all();
+  shmemx_signal_add(SHMEM_CTX_DEFAULT, &sig, 4, right); /* SOS's C11 generic, context form */
+  shmem_signal_wait_until(&sig, SHMEM_CMP_EQ, 5);
+  shmem_barrier_all();
+  shmemx_signal_set(SHMEM_CTX_DEFAULT, &sig, 7, right);
+  shmem_signal_wait_until(&sig, SHMEM_CMP_EQ, 7);
+
+  int initialized = 0;
+  shmemx_query_initialized(&initialized);
+  CHECK(initialized == 1, "shmemx_query_initialized: %d", initialized);
 
   /* Scans over the world: inclusive and exclusive prefix sums of (pe + 1). */
   long* s = shmem_malloc(2 * sizeof(long));

@@ -41,17 +41,25 @@ requests = (frame("set", s("key") + s("value")) + frame("get", s("key") + struct
             frame("add", s("n") + struct.pack(">q", 5)) + frame("add", s("n") + struct.pack(">q", 2**63 - 1)) +
             frame("add", s("key") + struct.pack(">q", 1)) + frame("check", strs(["key", "n", "x"])) +
             frame("erase", s("key")) + frame("check", strs([])))
-write("fuzz_store_server", "plain_session", b"\x00" + hello(0) + requests)
-write("fuzz_store_server", "plain_wrong_magic", b"\x00" + hello(0, MAGIC ^ 1))
-write("fuzz_store_server", "plain_old_version", b"\x00" + hello(0, version=1))
-write("fuzz_store_server", "http", b"\x00GET / HTTP/1.0\r\n\r\n")
-write("fuzz_store_server", "tls_garbage_client_hello", b"\x01" + hello(1) + b"\x16\x03\x01\x00\x05hello")
-write("fuzz_store_server", "tls_plain_client", b"\x01" + hello(0))
-write("fuzz_store_server", "after_hello", b"\x02" + requests)
-write("fuzz_store_server", "after_hello_bad_op", b"\x02" + frame("ok") + frame("set", s("k")))
-write("fuzz_store_server", "after_tls", b"\x03" + requests)
-write("fuzz_store_server", "after_tls_blocking_get", b"\x03" + frame("get", s("never") + struct.pack(">Q", 60000)))
+# fuzz_store_server: byte 0 where the stream starts (0 plain from the hello, 1 TLS from the
+# hello, 2 plain after it, 3 TLS after the handshake), byte 1 the piece size (0 all at once).
+HELLO_SIZE = len(hello(0))
+write("fuzz_store_server", "plain_session", b"\x00\x00" + hello(0) + requests)
+write("fuzz_store_server", "plain_session_in_pieces", b"\x00\x07" + hello(0) + requests)
+write("fuzz_store_server", "plain_wrong_magic", b"\x00\x00" + hello(0, MAGIC ^ 1))
+write("fuzz_store_server", "plain_old_version", b"\x00\x00" + hello(0, version=1))
+write("fuzz_store_server", "http", b"\x00\x00GET / HTTP/1.0\r\n\r\n")
+write("fuzz_store_server", "tls_data_before_ok", b"\x01\x00" + hello(1) + b"\x16\x03\x01\x00\x05hello")
+# The hello alone, then a TLS record header and a ClientHello-shaped body.
+client_hello = b"\x16\x03\x01\x00\x2f\x01\x00\x00\x2b\x03\x03" + bytes(32) + b"\x00\x00\x02\x13\x01\x01\x00"
+write("fuzz_store_server", "tls_client_hello", b"\x01" + bytes([HELLO_SIZE]) + hello(1) + client_hello)
+write("fuzz_store_server", "tls_plain_client", b"\x01\x00" + hello(0))
+write("fuzz_store_server", "after_hello", b"\x02\x00" + requests)
+write("fuzz_store_server", "after_hello_bad_op", b"\x02\x00" + frame("ok") + frame("set", s("k")))
+write("fuzz_store_server", "after_tls", b"\x03\x00" + requests)
+write("fuzz_store_server", "after_tls_blocking_get", b"\x03\x00" + frame("get", s("never") + struct.pack(">Q", 60000)))
 
+# fuzz_store_client: byte 0 0 plain from the hello's answer, 1 TLS from it, 2 after TLS.
 # The client's calls in order: set, get, wait, add, check (3 keys), erase.
 answers = (frame("ok") + frame("value", s("value")) + frame("ok") + frame("int", struct.pack(">q", 1)) +
            frame("bools", struct.pack(">I", 3) + b"\x01\x00\x01") + frame("ok"))
@@ -61,8 +69,9 @@ failures = (frame("error", b"\x02" + s("no")) + frame("timeout", strs(["key"])) 
 write("fuzz_store_client", "plain_answers", b"\x00" + frame("ok") + answers)
 write("fuzz_store_client", "plain_failures", b"\x00" + frame("ok") + failures)
 write("fuzz_store_client", "plain_refused", b"\x00" + frame("refused", s("wrong job magic")))
-write("fuzz_store_client", "tls_answers", b"\x01" + frame("ok") + answers)
-write("fuzz_store_client", "tls_failures", b"\x01" + frame("ok") + failures)
+write("fuzz_store_client", "tls_server_hello", b"\x01" + frame("ok") + b"\x16\x03\x03\x00\x04\x02\x00\x00\x00")
+write("fuzz_store_client", "tls_answers", b"\x02" + answers)
+write("fuzz_store_client", "tls_failures", b"\x02" + failures)
 
 # unique id: int32 version (host order), my_pe, n_pes, then the 124 opaque bytes.
 def uid(mode, family, addr, port, job):

@@ -846,5 +846,88 @@ TEST(RandomIds, LookRandom) {
   EXPECT_EQ(nums.size(), 100u);
 }
 
+// ---------------------------------------------------------------- the protocol on a buffer
+
+std::string plain_hello(uint64_t magic) {
+  return wire::Writer(wire::Op::kHello)
+      .u32(wire::kProtocolId)
+      .u16(wire::kVersion)
+      .u64(magic)
+      .u32(3)
+      .u8(static_cast<uint8_t>(StoreSecurity::Mode::kPlain))
+      .frame();
+}
+
+// The answers to kSessionRequests when the counter "n" reaches `n`.
+std::string session_answers(int64_t n) {
+  return wire::Writer(wire::Op::kOk).frame() + wire::Writer(wire::Op::kValue).str("v").frame() +
+         wire::Writer(wire::Op::kInt).i64(n).frame() + wire::Writer(wire::Op::kBools).u32(2).u8(1).u8(0).frame();
+}
+const std::string kSessionRequests = wire::Writer(wire::Op::kSet).str("k").str("v").frame() +
+                                     wire::Writer(wire::Op::kGet).str("k").u64(0).frame() +
+                                     wire::Writer(wire::Op::kAdd).str("n").i64(41).frame() +
+                                     wire::Writer(wire::Op::kCheck).strs({"k", "zz"}).frame();
+
+// What the fuzzers run (BufferStoreServer): the server's own code on a memory channel
+// answers a session exactly as a socket's peer sees it, whether the bytes arrive at once
+// or one by one, and keeps its keys from one connection to the next.
+TEST(BufferStore, ServesASessionAsTheSocketServerDoes) {
+  const StoreSecurity plain = security(kMagic, StoreSecurity::Mode::kPlain);
+  const std::string session = plain_hello(kMagic) + kSessionRequests;
+  const std::string hello_ok = wire::Writer(wire::Op::kOk).frame();
+
+  // The same bytes to a real store over a socket.
+  auto real = val(TcpStoreServer::start("127.0.0.1", 0, plain));
+  ASSERT_TRUE(real);
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(real->port());
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+  ASSERT_EQ(::send(fd, session.data(), session.size(), MSG_NOSIGNAL), ssize_t(session.size()));
+  ::shutdown(fd, SHUT_WR);
+  std::string from_socket;
+  char buf[256];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) from_socket.append(buf, size_t(n));
+  ::close(fd);
+  EXPECT_EQ(from_socket, hello_ok + session_answers(41));
+
+  auto mem = val(BufferStoreServer::create(plain));
+  ASSERT_TRUE(mem);
+  EXPECT_EQ(mem->serve(session, BufferStoreServer::Start::kHello, 0), hello_ok + session_answers(41));
+  EXPECT_EQ(mem->serve(session, BufferStoreServer::Start::kHello, 1), hello_ok + session_answers(82));
+  EXPECT_EQ(mem->serve(kSessionRequests, BufferStoreServer::Start::kAfterHello, 5), session_answers(123));
+  // Refusals and violations end the connection as on a socket: a wrong magic is answered,
+  // garbage is not.
+  std::string refused = mem->serve(plain_hello(kMagic ^ 1) + kSessionRequests, BufferStoreServer::Start::kHello, 0);
+  ASSERT_GT(refused.size(), 5u);
+  EXPECT_EQ(uint8_t(refused[4]), uint8_t(wire::Op::kRefused));
+  EXPECT_EQ(mem->serve("GET / HTTP/1.0\r\n\r\n", BufferStoreServer::Start::kHello, 0), "");
+}
+
+// The client on a memory channel (TcpStoreClient::on_channel) reads a store's answers as
+// over a socket, from the hello's answer on or after it.
+TEST(BufferStore, ClientReadsAnswersFromAChannel) {
+  const StoreSecurity plain = security(kMagic, StoreSecurity::Mode::kPlain);
+  std::string sent;
+  std::string answers = wire::Writer(wire::Op::kOk).frame() + wire::Writer(wire::Op::kOk).frame() +
+                        wire::Writer(wire::Op::kValue).str("v").frame() + wire::Writer(wire::Op::kInt).i64(7).frame();
+  auto c = val(TcpStoreClient::on_channel(make_memory_channel(answers, &sent, "store:1"), plain, 3, 5, false));
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->set("k", "v").ok());
+  EXPECT_EQ(val(c->get("k", 1)), "v");
+  EXPECT_EQ(val(c->add("n", 7)), 7);
+  Status gone = c->erase("k");  // no answer left: the stream has ended
+  EXPECT_EQ(gone.code(), Errc::kIo) << gone.to_string();
+  EXPECT_EQ(sent.substr(0, plain_hello(kMagic).size()), plain_hello(kMagic));
+  std::string none;
+  auto refused = TcpStoreClient::on_channel(
+      make_memory_channel(wire::Writer(wire::Op::kRefused).str("wrong job magic").frame(), &none, "store:1"), plain, 3,
+      5, false);
+  EXPECT_EQ(refused.status().code(), Errc::kRefused);
+  EXPECT_NE(refused.status().message().find("wrong job magic"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace symmem

@@ -23,11 +23,18 @@
 
 #include "common/config.hpp"
 #include "common/log.hpp"
+#include "common/sanitizer.hpp"
 
 namespace symmem {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Every progress call: it may serve remote PEs' operations on this PE's memory.
+unsigned progress_worker(ucp_worker_h w) {
+  RemoteAccessScope remote;
+  return ucp_worker_progress(w);
+}
 
 std::string hex(const void* p, size_t n) {
   static const char* d = "0123456789abcdef";
@@ -266,8 +273,8 @@ struct UcxTransport::Impl {
   // One round of progress of lane l; a context's lane also drives the service worker
   // (the PE keeps serving others while it waits on its own context).
   unsigned progress(UcxLane& l) {
-    unsigned n = ucp_worker_progress(l.worker);
-    if (&l != &svc) n += ucp_worker_progress(svc.worker);
+    unsigned n = progress_worker(l.worker);
+    if (&l != &svc) n += progress_worker(svc.worker);
     return n;
   }
 
@@ -430,7 +437,7 @@ struct UcxTransport::Impl {
         continue;
       }
       unsigned n = 0;
-      while (ucp_worker_progress(svc.worker)) ++n;
+      while (progress_worker(svc.worker)) ++n;
       if (n && p.after_progress) p.after_progress();
       if (efd >= 0) {
         ucs_status_t st = ucp_worker_arm(svc.worker);
