@@ -126,8 +126,13 @@ symmem_ctx_s* ctx_create(Runtime::Impl& rt, long options, symmem_team_s* team, i
   return c;
 }
 
+// On the shm route every operation is complete when it returns; on the UCX route the
+// contexts share the runtime's worker, so completing the runtime's traffic completes theirs.
+void ctx_quiet(Runtime::Impl& rt, symmem_ctx_s*) { rt.quiet(); }
+void ctx_fence(Runtime::Impl& rt, symmem_ctx_s*) { rt.fence(); }
+
 void ctx_destroy(Runtime::Impl& rt, symmem_ctx_s* ctx) {
-  rt.quiet();
+  ctx_quiet(rt, ctx);
   CtxPool& pool = *rt.ctx_pool_;
   std::lock_guard<std::mutex> g(pool.mu);
   __atomic_store_n(&ctx->magic, kCtxDestroyed, __ATOMIC_RELEASE);
