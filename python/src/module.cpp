@@ -421,7 +421,7 @@ class PyRt {
     has_deadline = timeout > 0;
     if (has_deadline)
       deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
-    next_signal_check = Clock::now() + std::chrono::milliseconds(5);
+    next_signal_check = {};  // the first sleep of the wait looks at signals, then every 5 ms
     try {
       py::gil_scoped_release nogil;
       return f();
@@ -1042,10 +1042,13 @@ void put_signal_(PyRt& r, bool nbi, py::handle dst, py::handle src, py::handle s
 
 class PyTeam {
  public:
+  PyTeam(py::object o, PyRt* rt, TeamEntry* te, uint64_t g) : owner(std::move(o)), r(rt), e(te), generation(g) {}
+  ~PyTeam() { *alive = false; }
   py::object owner;  // the PyRt (kept alive)
   PyRt* r;
   TeamEntry* e;
   uint64_t generation;
+  std::shared_ptr<bool> alive = std::make_shared<bool>(true);  // for the fast calls bound to it
   bool live() const { return r->rt && generation == r->generation && !e->destroyed && e->team.valid(); }
   Team& t(const char* call) {
     if (!r->rt || generation != r->generation) raise(exc->state, std::string(call) + ": the runtime of this team is finalized");
@@ -1054,11 +1057,13 @@ class PyTeam {
   }
 };
 
+py::object with_fast_calls(py::object obj, PyTeam* t);  // below, with the other fast calls
+
 py::object make_team(PyTeam& parent, Team&& t) {
   if (!t.valid()) return py::none();
   parent.r->teams.push_back({std::move(t), false});
-  auto* pt = new PyTeam{parent.owner, parent.r, &parent.r->teams.back(), parent.r->generation};
-  return py::cast(pt, py::return_value_policy::take_ownership);
+  auto* pt = new PyTeam(parent.owner, parent.r, &parent.r->teams.back(), parent.r->generation);
+  return with_fast_calls(py::cast(pt, py::return_value_policy::take_ownership), pt);
 }
 
 ReduceOp op_of(py::handle op) {
@@ -1291,6 +1296,21 @@ void set_error(const symmem::Error& e) {
 // The calls of the small-message path (put, get, p, g, atomics) as METH_FASTCALL builtins
 // bound to their runtime: no pybind11 dispatcher, and index= without building a kwargs
 // dict. Arguments: positional, or by name (kwnames).
+constexpr int kFastBarrierAll = 4 + kXor + 1;  // fast_call kinds: put get p g, the atomics, then these 4
+
+// A timeout argument of a fast call (absent or None: the runtime's default).
+Secs secs_of(PyObject* o) {
+  if (!o || o == Py_None) return {};
+  py::detail::make_caster<Secs> c;
+  if (!c.load(o, true)) raise(exc->dtype, "timeout must be a number of seconds or None");
+  return py::detail::cast_op<Secs>(c);
+}
+
+PyObject* kSum() {
+  static PyObject* s = PyUnicode_InternFromString("sum");
+  return s;
+}
+
 struct FastArgs {
   PyObject* const* args;
   Py_ssize_t nargs;
@@ -1357,6 +1377,28 @@ PyObject* fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyOb
       a.check(2, {"src", "pe", "index"});
       PyObject* idx = a.at(99, "index");
       return g_(r, a.need(0, "src"), a.pe(1), idx ? py::handle(idx) : py::handle(Py_None)).release().ptr();
+    } else if constexpr (Kind >= kFastBarrierAll) {
+      static const char* const nm[] = {"barrier_all", "sync_all", "quiet", "fence"};
+      FastArgs a{args, nargs, kwnames, nm[Kind - kFastBarrierAll]};
+      a.check(0, {"timeout"});
+      Runtime& rt = r.need(a.call);
+      if constexpr (Kind == kFastBarrierAll) {
+        r.blocking("barrier_all", secs_of(a.at(99, "timeout")), &r.world(), [&] { rt.barrier_all(); });
+        r.release_pending();
+      } else if constexpr (Kind == kFastBarrierAll + 1) {
+        r.blocking("sync_all", secs_of(a.at(99, "timeout")), &r.world(), [&] { rt.sync_all(); });
+      } else if constexpr (Kind == kFastBarrierAll + 2) {
+        a.check(0, {});
+        {
+          py::gil_scoped_release nogil;
+          rt.quiet();
+        }
+        r.release_pending();
+      } else {
+        a.check(0, {});
+        rt.fence();
+      }
+      Py_RETURN_NONE;
     } else {
       constexpr Amo k = Amo(Kind - 4);
       constexpr bool two = k == kCswap, none = k == kFetch || k == kFetchInc || k == kInc;
@@ -1390,7 +1432,79 @@ PyObject* fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyOb
 
 const char* fast_name(int k) {
   static const char* const first[] = {"put", "get", "p", "g"};
-  return k < 4 ? first[k] : kAmoName[k - 4];
+  static const char* const last[] = {"barrier_all", "sync_all", "quiet", "fence"};
+  return k < 4 ? first[k] : k >= kFastBarrierAll ? last[k - kFastBarrierAll] : kAmoName[k - 4];
+}
+
+// The team calls of the collective path as METH_FASTCALL builtins bound to one Team
+// object (set on it at creation): reduce, broadcast, fcollect, alltoall, barrier, sync. The
+// capsule holds the team's liveness token, so a call kept past its team's life raises.
+struct TeamRef {
+  PyTeam* t;
+  std::shared_ptr<bool> alive;
+};
+const char* const kTeamFast[] = {"reduce", "broadcast", "fcollect", "alltoall", "barrier", "sync"};
+
+template <int Kind>
+PyObject* team_fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  try {
+    auto* ref = static_cast<TeamRef*>(PyCapsule_GetPointer(cap, nullptr));
+    if (!*ref->alive) raise(exc->state, std::string(kTeamFast[Kind]) + ": the Team object is gone");
+    PyTeam& pt = *ref->t;
+    FastArgs a{args, nargs, kwnames, kTeamFast[Kind]};
+    if constexpr (Kind == 0) {
+      a.check(3, {"dst", "src", "op", "timeout"});
+      PyObject* op = a.at(2, "op");
+      team_reduce(pt, 0, a.need(0, "dst"), a.need(1, "src"), op ? py::handle(op) : py::handle(kSum()),
+                  secs_of(a.at(99, "timeout")));
+    } else if constexpr (Kind == 1) {
+      a.check(3, {"dst", "src", "root", "timeout"});
+      PyObject* root = a.need(2, "root");
+      long v = PyLong_AsLong(root);
+      if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+      team_move(pt, 0, a.need(0, "dst"), a.need(1, "src"), int(v), secs_of(a.at(99, "timeout")));
+    } else if constexpr (Kind == 2 || Kind == 3) {
+      a.check(2, {"dst", "src", "timeout"});
+      team_move(pt, Kind == 2 ? 1 : 3, a.need(0, "dst"), a.need(1, "src"), 0, secs_of(a.at(99, "timeout")));
+    } else {
+      a.check(0, {"timeout"});
+      Team& me = pt.t(a.call);
+      if constexpr (Kind == 4) {
+        pt.r->blocking("barrier", secs_of(a.at(99, "timeout")), &me, [&] { me.barrier(); });
+        pt.r->release_pending();
+      } else {
+        pt.r->blocking("sync", secs_of(a.at(99, "timeout")), &me, [&] { me.sync(); });
+      }
+    }
+    Py_RETURN_NONE;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const symmem::Error& e) {
+    set_error(e);
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+template <int... K>
+std::array<PyMethodDef, sizeof...(K)> team_fast_defs(std::integer_sequence<int, K...>) {
+  return {PyMethodDef{kTeamFast[K], reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&team_fast_call<K>)),
+                      METH_FASTCALL | METH_KEYWORDS, nullptr}...};
+}
+
+py::object with_fast_calls(py::object obj, PyTeam* t) {
+  static auto defs = team_fast_defs(std::make_integer_sequence<int, 6>{});
+  auto cap = py::reinterpret_steal<py::object>(PyCapsule_New(new TeamRef{t, t->alive}, nullptr, [](PyObject* c) {
+    delete static_cast<TeamRef*>(PyCapsule_GetPointer(c, nullptr));
+  }));
+  for (auto& d : defs)
+    if (PyObject_SetAttrString(obj.ptr(), d.ml_name,
+                               py::reinterpret_steal<py::object>(PyCFunction_NewEx(&d, cap.ptr(), nullptr)).ptr()) != 0)
+      throw py::error_already_set();
+  return obj;
 }
 
 template <int... K>
@@ -1439,7 +1553,7 @@ PYBIND11_MODULE(_symmem, m) {
                (b.freed ? " (freed)>" : b.detached ? " (its runtime is finalized)>" : ">");
       });
 
-  py::class_<PyTeam>(m, "Team", "A team of PEs (symmem.TEAM_WORLD, TEAM_SHARED, or a split).")
+  py::class_<PyTeam>(m, "Team", py::dynamic_attr(), "A team of PEs (symmem.TEAM_WORLD, TEAM_SHARED, or a split).")
       .def_property_readonly("my_pe", [](PyTeam& t) { return t.t("my_pe").my_pe(); })
       .def_property_readonly("n_pes", [](PyTeam& t) { return t.t("n_pes").n_pes(); })
       .def_property_readonly("valid", [](PyTeam& t) { return t.live(); })
@@ -1618,7 +1732,7 @@ PYBIND11_MODULE(_symmem, m) {
       .def("_fast",
            [](py::object self) {
              // put, get, p, g, then the atomics in kAmoName order, bound to this runtime
-             static auto defs = fast_defs(std::make_integer_sequence<int, 4 + kXor + 1>{});
+             static auto defs = fast_defs(std::make_integer_sequence<int, kFastBarrierAll + 4>{});
              PyRt& r = self.cast<PyRt&>();
              auto cap = py::reinterpret_steal<py::object>(PyCapsule_New(&r, nullptr, [](PyObject* c) {
                Py_XDECREF(static_cast<PyObject*>(PyCapsule_GetContext(c)));  // the runtime it keeps alive
@@ -1667,8 +1781,8 @@ PYBIND11_MODULE(_symmem, m) {
              r.need("team");
              auto it = r.teams.begin();
              if (which) ++it;
-             auto* pt = new PyTeam{self, &r, &*it, r.generation};
-             return py::cast(pt, py::return_value_policy::take_ownership);
+             auto* pt = new PyTeam(self, &r, &*it, r.generation);
+             return with_fast_calls(py::cast(pt, py::return_value_policy::take_ownership), pt);
            })
       .def(
           "_alloc",
