@@ -72,6 +72,14 @@ class SYMMEM_API Ctx {
     need()->atomic_add(dest, value, world_pe(pe));
   }
   template <AmoType T>
+  T atomic_fetch_inc(T* dest, int pe) {
+    return need()->atomic_fetch_inc(dest, world_pe(pe));
+  }
+  template <AmoType T>
+  void atomic_inc(T* dest, int pe) {
+    need()->atomic_inc(dest, world_pe(pe));
+  }
+  template <AmoType T>
   T atomic_compare_swap(T* dest, std::type_identity_t<T> cond, std::type_identity_t<T> value, int pe) {
     return need()->atomic_compare_swap(dest, cond, value, world_pe(pe));
   }
@@ -98,6 +106,18 @@ class SYMMEM_API Ctx {
   template <AmoBitwiseType T>
   T atomic_fetch_xor(T* dest, std::type_identity_t<T> value, int pe) {
     return need()->atomic_fetch_xor(dest, value, world_pe(pe));
+  }
+  template <AmoBitwiseType T>
+  void atomic_and(T* dest, std::type_identity_t<T> value, int pe) {
+    need()->atomic_and(dest, value, world_pe(pe));
+  }
+  template <AmoBitwiseType T>
+  void atomic_or(T* dest, std::type_identity_t<T> value, int pe) {
+    need()->atomic_or(dest, value, world_pe(pe));
+  }
+  template <AmoBitwiseType T>
+  void atomic_xor(T* dest, std::type_identity_t<T> value, int pe) {
+    need()->atomic_xor(dest, value, world_pe(pe));
   }
 
  private:

@@ -207,12 +207,13 @@ char* element(const char* call, const View& v, py::handle index) {
                             " elements; say which with index=");
     return v.data;
   }
-  std::vector<ssize_t> idx;
+  ssize_t idx[64];  // NumPy arrays have at most 64 dimensions
   if (py::isinstance<py::tuple>(index)) {
-    for (auto x : index) idx.push_back(x.cast<ssize_t>());
-    if (ssize_t(idx.size()) != v.ndim)
-      raise(exc->shape, std::string(call) + ": index has " + std::to_string(idx.size()) + " entries for a " +
+    const ssize_t k = ssize_t(PyTuple_GET_SIZE(index.ptr()));
+    if (k != v.ndim)
+      raise(exc->shape, std::string(call) + ": index has " + std::to_string(k) + " entries for a " +
                 std::to_string(v.ndim) + "-d array");
+    for (ssize_t i = 0; i < k; ++i) idx[i] = py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(index.ptr(), i)).cast<ssize_t>();
   } else {
     if (!PyIndex_Check(index.ptr())) raise(exc->dtype, std::string(call) + ": index must be an int or a tuple");
     ssize_t flat = PyNumber_AsSsize_t(index.ptr(), PyExc_IndexError);
@@ -222,19 +223,18 @@ char* element(const char* call, const View& v, py::handle index) {
       raise(py::reinterpret_borrow<py::object>(PyExc_IndexError),
             std::string(call) + ": index " + std::to_string(flat) + " is out of range for " +
                 std::to_string(v.size) + " elements");
-    idx.assign(size_t(v.ndim), 0);
     for (ssize_t i = v.ndim - 1; i >= 0; --i) {
-      idx[size_t(i)] = flat % v.shape[i];
+      idx[i] = flat % v.shape[i];
       flat /= v.shape[i];
     }
   }
   ssize_t off = 0;
   for (ssize_t i = 0; i < v.ndim; ++i) {
-    ssize_t x = idx[size_t(i)];
+    ssize_t x = idx[i];
     if (x < 0) x += v.shape[i];
     if (x < 0 || x >= v.shape[i])
       raise(py::reinterpret_borrow<py::object>(PyExc_IndexError),
-            std::string(call) + ": index " + std::to_string(idx[size_t(i)]) + " is out of range for axis " +
+            std::string(call) + ": index " + std::to_string(idx[i]) + " is out of range for axis " +
                 std::to_string(i) + " of size " + std::to_string(v.shape[i]));
     off += x * v.strides[i];
   }
@@ -1296,7 +1296,7 @@ void set_error(const symmem::Error& e) {
 // The calls of the small-message path (put, get, p, g, atomics) as METH_FASTCALL builtins
 // bound to their runtime: no pybind11 dispatcher, and index= without building a kwargs
 // dict. Arguments: positional, or by name (kwnames).
-constexpr int kFastBarrierAll = 4 + kXor + 1;  // fast_call kinds: put get p g, the atomics, then these 4
+constexpr int kFastBarrierAll = 4 + kXor + 1;  // fast_call kinds: put get p g, the atomics, then barrier_all sync_all quiet fence my_pe n_pes
 
 // A timeout argument of a fast call (absent or None: the runtime's default).
 Secs secs_of(PyObject* o) {
@@ -1311,6 +1311,16 @@ PyObject* kSum() {
   return s;
 }
 
+// The interned str of a keyword name (a string literal): keyword names in calls are
+// interned, so comparing pointers finds them without a string compare.
+PyObject* interned(const char* name) {
+  static std::vector<std::pair<const char*, PyObject*>> cache;
+  for (auto& [n, o] : cache)
+    if (n == name) return o;
+  cache.emplace_back(name, PyUnicode_InternFromString(name));
+  return cache.back().second;
+}
+
 struct FastArgs {
   PyObject* const* args;
   Py_ssize_t nargs;
@@ -1319,9 +1329,13 @@ struct FastArgs {
   // Argument i, called `name`; nullptr when absent.
   PyObject* at(Py_ssize_t i, const char* name) const {
     if (i < nargs) return args[i];
-    if (kwnames)
+    if (kwnames) {
+      PyObject* want = interned(name);
+      for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k)
+        if (PyTuple_GET_ITEM(kwnames, k) == want) return args[nargs + k];
       for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k)
         if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), name) == 0) return args[nargs + k];
+    }
     return nullptr;
   }
   PyObject* need(Py_ssize_t i, const char* name) const {
@@ -1347,7 +1361,9 @@ struct FastArgs {
     if (!kwnames) return;
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k) {
       bool ok = false;
-      for (const char* n : names) ok |= PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), n) == 0;
+      PyObject* kw = PyTuple_GET_ITEM(kwnames, k);
+      for (const char* n : names) ok = ok || kw == interned(n);
+      for (const char* n : names) ok = ok || PyUnicode_CompareWithASCIIString(kw, n) == 0;
       if (!ok) {
         PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", call, PyTuple_GET_ITEM(kwnames, k));
         throw py::error_already_set();
@@ -1378,8 +1394,13 @@ PyObject* fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyOb
       PyObject* idx = a.at(99, "index");
       return g_(r, a.need(0, "src"), a.pe(1), idx ? py::handle(idx) : py::handle(Py_None)).release().ptr();
     } else if constexpr (Kind >= kFastBarrierAll) {
-      static const char* const nm[] = {"barrier_all", "sync_all", "quiet", "fence"};
+      static const char* const nm[] = {"barrier_all", "sync_all", "quiet", "fence", "my_pe", "n_pes"};
       FastArgs a{args, nargs, kwnames, nm[Kind - kFastBarrierAll]};
+      if constexpr (Kind >= kFastBarrierAll + 4) {
+        a.check(0, {});
+        r.need(a.call);
+        return PyLong_FromLong(Kind == kFastBarrierAll + 4 ? r.me : r.npes);
+      }
       a.check(0, {"timeout"});
       Runtime& rt = r.need(a.call);
       if constexpr (Kind == kFastBarrierAll) {
@@ -1394,7 +1415,7 @@ PyObject* fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyOb
           rt.quiet();
         }
         r.release_pending();
-      } else {
+      } else if constexpr (Kind == kFastBarrierAll + 3) {
         a.check(0, {});
         rt.fence();
       }
@@ -1432,7 +1453,7 @@ PyObject* fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyOb
 
 const char* fast_name(int k) {
   static const char* const first[] = {"put", "get", "p", "g"};
-  static const char* const last[] = {"barrier_all", "sync_all", "quiet", "fence"};
+  static const char* const last[] = {"barrier_all", "sync_all", "quiet", "fence", "my_pe", "n_pes"};
   return k < 4 ? first[k] : k >= kFastBarrierAll ? last[k - kFastBarrierAll] : kAmoName[k - 4];
 }
 
@@ -1732,7 +1753,7 @@ PYBIND11_MODULE(_symmem, m) {
       .def("_fast",
            [](py::object self) {
              // put, get, p, g, then the atomics in kAmoName order, bound to this runtime
-             static auto defs = fast_defs(std::make_integer_sequence<int, kFastBarrierAll + 4>{});
+             static auto defs = fast_defs(std::make_integer_sequence<int, kFastBarrierAll + 6>{});
              PyRt& r = self.cast<PyRt&>();
              auto cap = py::reinterpret_steal<py::object>(PyCapsule_New(&r, nullptr, [](PyObject* c) {
                Py_XDECREF(static_cast<PyObject*>(PyCapsule_GetContext(c)));  // the runtime it keeps alive
