@@ -432,7 +432,32 @@ def _through_scratch(team, x, call):
     return out
 
 
+
+
+def _small(team, x):
+    """(x flat, src, dst) when x fits in half the scratch (one collective), else None."""
+    x = np.asarray(x)
+    s = _scratch(team)
+    if x.nbytes * 2 > s.nbytes or x.dtype.hasobject:
+        return None
+    c = team.__dict__.get("_halves")  # (scratch, {dtype: (src, dst)}): its two halves as that dtype
+    if c is None or c[0] is not s:
+        c = team._halves = (s, {})
+    per = c[1]
+    h = per.get(x.dtype)
+    if h is None:
+        half = (s.nbytes // 2) // x.itemsize * x.itemsize
+        h = per[x.dtype] = (s[:half].view(x.dtype), s[half:2 * half].view(x.dtype))
+    return x, h[0][:x.size], h[1][:x.size]
+
+
 def _team_allreduce(team, x, op="sum", *, timeout=None):
+    one = _small(team, x)
+    if one is not None:  # the common small case: one reduce, no chunk loop
+        x, src, dst = one
+        src[...] = x.reshape(-1)
+        team.reduce(dst, src, op, timeout=timeout)
+        return dst.reshape(x.shape).copy()
     return _through_scratch(team, x, lambda d, s: team.reduce(d, s, op, timeout=_timeout(timeout)))
 
 
@@ -454,6 +479,12 @@ def _team_allgather(team, x, *, timeout=None):
 
 
 def _team_bcast(team, x, root=0, *, timeout=None):
+    one = _small(team, x)
+    if one is not None:
+        x, src, dst = one
+        src[...] = x.reshape(-1)
+        team.broadcast(dst, src, root, timeout=timeout)
+        return dst.reshape(x.shape).copy()
     return _through_scratch(team, x, lambda d, s: team.broadcast(d, s, root, timeout=_timeout(timeout)))
 
 
