@@ -495,14 +495,14 @@ class PyRt {
   void release_pending();
 
   // The runtime goes: its Blocks stop referring to it. keep: the heap is about to be
-  // destroyed, so their pages are kept (else the heap stays mapped, never destroyed).
-  // Its contexts are destroyed (keep) or left (the runtime is abandoned).
-  void detach_all(bool keep);
+  // destroyed and their pages are to be kept. Its contexts are destroyed, or left when
+  // the runtime is abandoned (never destroyed: its heap stays mapped).
+  void detach_all(bool keep, bool abandoned);
 
   // A Runtime still joined when its Python object goes (interpreter exit after an error):
   // destroying it would wait for the other PEs, so it is left to the process exit.
   ~PyRt() {
-    detach_all(false);
+    detach_all(false, true);
     if (rt) {
       (void)rt.release();
       auto* keep = new std::list<TeamEntry>;
@@ -556,7 +556,7 @@ void PyRt::release_pending() {
   for (PyCtx* c : ctxs) c->pending.clear();
 }
 
-void PyRt::detach_all(bool keep) {
+void PyRt::detach_all(bool keep, bool abandoned) {
   for (Block* b : blocks) {
     if (keep && rt && b->nbytes) {
       try {
@@ -571,7 +571,7 @@ void PyRt::detach_all(bool keep) {
   }
   blocks.clear();
   for (PyCtx* c : ctxs) {
-    if (keep) {
+    if (!abandoned) {
       try {
         c->c->destroy();
       } catch (const symmem::Error&) {
@@ -632,13 +632,15 @@ void init_rt(PyRt& r, py::object uid, int pe, int npes, uint64_t heap_size, uint
 }
 
 // Returns false when the runtime was left without waiting (broken, or the barrier timed out).
-bool finalize_rt(PyRt& r, double timeout) {
+// keep: arrays still referenced keep their memory (a private copy of their pages); off at
+// interpreter exit, where nothing runs on them any more and copying would only cost.
+bool finalize_rt(PyRt& r, double timeout, bool keep) {
   if (!r.rt) return true;
   r.release_pending();
   if (r.broken) {
     // A wait was interrupted: the PEs' sync state disagrees, so waiting for them could
     // hang. Leave the Runtime undestroyed; the process exit unmaps everything.
-    r.detach_all(false);
+    r.detach_all(false, true);
     (void)r.rt.release();
     abandon_teams(r);
     r.ctl = nullptr;
@@ -652,14 +654,14 @@ bool finalize_rt(PyRt& r, double timeout) {
       }
     r.blocking("finalize", timeout, &r.world(), [&] { r.rt->barrier_all(); });
   } catch (py::error_already_set&) {
-    r.detach_all(false);
+    r.detach_all(false, true);
     (void)r.rt.release();
     abandon_teams(r);
     r.ctl = nullptr;
     throw;
   }
   r.teams.clear();
-  r.detach_all(true);  // arrays that outlive the runtime keep their memory (a private copy)
+  r.detach_all(keep, false);  // arrays that outlive the runtime keep their memory (a private copy)
   r.ctl = nullptr;
   r.destroying = true;  // the destructor's barrier: bounded, never throws (see wait_check)
   r.has_deadline = timeout > 0;
@@ -1749,7 +1751,7 @@ PYBIND11_MODULE(_symmem, m) {
   py::class_<PyRt>(m, "_Runtime")
       .def(py::init<>())
       .def("init", &init_rt, A("uid"), A("pe"), A("n_pes"), A("heap_size"), A("instance"), A("timeout"), A("tls"))
-      .def("finalize", &finalize_rt, A("timeout"))
+      .def("finalize", &finalize_rt, A("timeout"), A("keep") = true)
       .def("_fast",
            [](py::object self) {
              // put, get, p, g, then the atomics in kAmoName order, bound to this runtime
@@ -1771,7 +1773,7 @@ PYBIND11_MODULE(_symmem, m) {
            })
       .def("_abandon", [](PyRt& r) {  // leave without waiting for anyone (the process is dying)
         r.broken = true;
-        return finalize_rt(r, 0);
+        return finalize_rt(r, 0, false);
       })
       .def_property_readonly("initialized", [](PyRt& r) { return bool(r.rt); })
       .def_property_readonly("broken", [](PyRt& r) { return r.broken; })

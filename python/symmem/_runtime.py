@@ -164,7 +164,7 @@ class Runtime:
     def initialized(self):
         return self._c.initialized
 
-    def finalize(self, timeout=60.0):
+    def finalize(self, timeout=60.0, *, _keep=True):
         """Leave the job (collective, bounded by timeout); idempotent. Lists what was never freed."""
         if not self._c.initialized:
             return
@@ -181,7 +181,7 @@ class Runtime:
         self._by_addr.clear()
         self._c.scratch = None
         try:
-            self._c.finalize(float(timeout) if timeout else 0.0)
+            self._c.finalize(float(timeout) if timeout else 0.0, _keep)
         finally:
             self.team_world = self.team_shared = None
 
@@ -615,6 +615,7 @@ def _finalize_all():
             rt._c._abandon()
             continue
         try:
-            rt.finalize(timeout=float(os.environ.get("SYMMEM_FINALIZE_TIMEOUT", "60")))
+            # At exit the arrays' pages are not copied (nothing uses them any more).
+            rt.finalize(timeout=float(os.environ.get("SYMMEM_FINALIZE_TIMEOUT", "60")), _keep=False)
         except Exception as e:  # at exit: report, never hang
             sys.stderr.write("symmem: finalize at exit failed: %s\n" % e)
