@@ -44,6 +44,7 @@
 namespace symmem {
 
 class Team;  // symmem/team.hpp
+class Ctx;   // symmem/ctx.hpp
 
 // Options of a Runtime; unset fields come from the environment (SHMEM_SYMMETRIC_SIZE,
 // the launcher's variables, ...). See docs/configuration.md.
@@ -191,6 +192,21 @@ class SYMMEM_API Runtime {
   Team team_world();   // every PE of this Runtime
   Team team_shared();  // the PEs that share memory with this one
 
+  // ---- contexts (symmem/ctx.hpp) ----
+  // A context on the world team. Options: Ctx::kSerialized, kPrivate, kNostore; unknown
+  // bits throw kInvalidArgument. Not collective.
+  Ctx ctx_create(long options = 0);
+
+  // ---- objects that outlive the Runtime ----
+  // Keeps the pages holding [addr, addr + bytes) -- in this PE's heap or an on-node
+  // peer's -- mapped after this Runtime is destroyed, as private memory holding what they
+  // held then (a copy, made by the destructor): for objects that may outlive the job, such
+  // as the Python module's arrays, which then stay readable and writable (no longer
+  // symmetric) instead of pointing into unmapped memory. The pages stay until the process
+  // exits or the caller munmap(2)s them (whole pages: neighbouring objects share them).
+  // Local, not collective. Throws kInvalidArgument for a range not in a mapped heap.
+  void keep_after_finalize(const void* addr, size_t bytes);
+
   // ---- atomics (complete on return; `dest` symmetric, naturally aligned) ----
   // Types: AmoType (fetch_add, add, inc, compare_swap), AmoExtType (fetch, set, swap) and
   // AmoBitwiseType (and / or / xor) from the OpenSHMEM tables (symmem/typed.hpp).
@@ -314,3 +330,4 @@ class SYMMEM_API Runtime {
 }  // namespace symmem
 
 #include "symmem/team.hpp"
+#include "symmem/ctx.hpp"

@@ -93,6 +93,9 @@ class SYMMEM_API Team {
   Split2d split_2d(int xrange);
   // Destroys a split team now (collective over its members); the Team becomes invalid.
   void destroy();
+  // A communication context on this team (symmem/ctx.hpp): its PE numbers are this team's.
+  // Not collective. Throws kState on an invalid team, kInvalidArgument for unknown options.
+  Ctx ctx_create(long options = 0);
 
   // ---- collectives (every member calls; see the top of this file) ----
   // dest[i] = root's src[i] for i < src.size() on every member (the root's too).
@@ -126,6 +129,17 @@ class SYMMEM_API Team {
   void alltoall(D&& dest, const S& src) {
     alltoall_bytes(std::ranges::data(dest), std::ranges::size(dest), std::ranges::data(src), std::ranges::size(src),
                    sizeof(detail::Elem<S>));
+  }
+  // The strided form (shmem_alltoalls): member j receives nelems elements from every
+  // member p, src elements (j * nelems + k) * src_stride of p landing at dest elements
+  // (p * nelems + k) * dst_stride (k < nelems). Strides are in elements, >= 1; dest and
+  // src must hold ((n_pes() * nelems - 1) * stride + 1) elements. Elements of dest between
+  // the strided ones are not written.
+  template <class D, class S>
+    requires CollectiveArgs<D, S>
+  void alltoalls(D&& dest, const S& src, ptrdiff_t dst_stride, ptrdiff_t src_stride, size_t nelems) {
+    alltoalls_bytes(std::ranges::data(dest), std::ranges::size(dest), std::ranges::data(src), std::ranges::size(src),
+                    dst_stride, src_stride, nelems, sizeof(detail::Elem<S>));
   }
   // dest[i] = src[i] of member 0 OP src[i] of member 1 OP ... on every member
   // (all-reduce), for i < src.size(). dest may be src.
@@ -173,6 +187,8 @@ class SYMMEM_API Team {
   void fcollect_bytes(void* dest, size_t dest_n, const void* src, size_t n, size_t es);
   size_t collect_bytes(void* dest, size_t dest_n, const void* src, size_t n, size_t es);
   void alltoall_bytes(void* dest, size_t dest_n, const void* src, size_t n, size_t es);
+  void alltoalls_bytes(void* dest, size_t dest_n, const void* src, size_t src_n, ptrdiff_t dst_stride,
+                       ptrdiff_t src_stride, size_t nelems, size_t es);
   void reduce_bytes(void* dest, size_t dest_n, const void* src, size_t n, size_t es, int num, ReduceOp op,
                     Fold fold);
 

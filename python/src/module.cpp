@@ -24,6 +24,9 @@
 #include <cstring>
 #include <array>
 #include <list>
+#include <map>
+#include <set>
+#include <sys/mman.h>
 #include <utility>
 #include <memory>
 #include <string>
@@ -204,12 +207,13 @@ char* element(const char* call, const View& v, py::handle index) {
                             " elements; say which with index=");
     return v.data;
   }
-  std::vector<ssize_t> idx;
+  ssize_t idx[64];  // NumPy arrays have at most 64 dimensions
   if (py::isinstance<py::tuple>(index)) {
-    for (auto x : index) idx.push_back(x.cast<ssize_t>());
-    if (ssize_t(idx.size()) != v.ndim)
-      raise(exc->shape, std::string(call) + ": index has " + std::to_string(idx.size()) + " entries for a " +
+    const ssize_t k = ssize_t(PyTuple_GET_SIZE(index.ptr()));
+    if (k != v.ndim)
+      raise(exc->shape, std::string(call) + ": index has " + std::to_string(k) + " entries for a " +
                 std::to_string(v.ndim) + "-d array");
+    for (ssize_t i = 0; i < k; ++i) idx[i] = py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(index.ptr(), i)).cast<ssize_t>();
   } else {
     if (!PyIndex_Check(index.ptr())) raise(exc->dtype, std::string(call) + ": index must be an int or a tuple");
     ssize_t flat = PyNumber_AsSsize_t(index.ptr(), PyExc_IndexError);
@@ -219,19 +223,18 @@ char* element(const char* call, const View& v, py::handle index) {
       raise(py::reinterpret_borrow<py::object>(PyExc_IndexError),
             std::string(call) + ": index " + std::to_string(flat) + " is out of range for " +
                 std::to_string(v.size) + " elements");
-    idx.assign(size_t(v.ndim), 0);
     for (ssize_t i = v.ndim - 1; i >= 0; --i) {
-      idx[size_t(i)] = flat % v.shape[i];
+      idx[i] = flat % v.shape[i];
       flat /= v.shape[i];
     }
   }
   ssize_t off = 0;
   for (ssize_t i = 0; i < v.ndim; ++i) {
-    ssize_t x = idx[size_t(i)];
+    ssize_t x = idx[i];
     if (x < 0) x += v.shape[i];
     if (x < 0 || x >= v.shape[i])
       raise(py::reinterpret_borrow<py::object>(PyExc_IndexError),
-            std::string(call) + ": index " + std::to_string(idx[size_t(i)]) + " is out of range for axis " +
+            std::string(call) + ": index " + std::to_string(idx[i]) + " is out of range for axis " +
                 std::to_string(i) + " of size " + std::to_string(v.shape[i]));
     off += x * v.strides[i];
   }
@@ -295,12 +298,43 @@ py::object to_py(T x) {
 
 class PyRt;
 
+// Pages kept mapped after their runtime's finalize (Runtime::keep_after_finalize), counted
+// per page over the Blocks on them: a page goes (munmap) when its last Block does.
+std::map<uintptr_t, int>& kept_pages() {
+  static auto* m = new std::map<uintptr_t, int>;
+  return *m;
+}
+const uintptr_t kPage = uintptr_t(sysconf(_SC_PAGESIZE));
+
+void keep_pages(const char* p, size_t n) {
+  for (uintptr_t a = uintptr_t(p) / kPage * kPage; a < uintptr_t(p) + n; a += kPage) ++kept_pages()[a];
+}
+void drop_pages(const char* p, size_t n) {
+  auto& m = kept_pages();
+  for (uintptr_t a = uintptr_t(p) / kPage * kPage; a < uintptr_t(p) + n; a += kPage) {
+    auto it = m.find(a);
+    if (it == m.end() || --it->second > 0) continue;
+    m.erase(it);
+    munmap(reinterpret_cast<void*>(a), kPage);
+  }
+}
+bool is_kept(const void* p) { return kept_pages().count(uintptr_t(p) / kPage * kPage) != 0; }
+
+// The memory behind symmem's arrays: an allocation, or (peer) a view of a peer's copy.
+// NumPy arrays point into it and hold it (their .base); while it lives its memory stays
+// valid: after the runtime's finalize its pages are kept as private memory (detached).
 class Block {
  public:
-  PyRt* owner;
+  Block(PyRt* o, char* p, size_t n, bool is_peer = false);
+  ~Block();
+  PyRt* owner;     // null once detached
   char* ptr;
   size_t nbytes;
   bool freed = false;
+  bool peer = false;
+  bool detached = false;  // its runtime is finalized
+  bool kept = false;      // its pages are kept (kept_pages)
+  py::object source;      // a peer view's array (free() counts it as a view of that array)
 };
 
 struct TeamEntry {
@@ -318,6 +352,8 @@ class PyRt {
   std::list<TeamEntry> teams;  // every Team made here, in creation order (world and shared first)
   uint64_t generation = 0;     // counts inits: a Team of an earlier init is stale
   std::vector<py::object> pending;  // objects of nbi calls, kept alive until quiet()
+  std::set<Block*> blocks;          // live Blocks of this runtime (allocations, peer views)
+  std::set<struct PyCtx*> ctxs;     // live contexts
   py::object scratch = py::none();  // symmetric uint8 array of the value-style collectives
 
   // wait check state
@@ -325,19 +361,32 @@ class PyRt {
   Clock::time_point deadline, next_signal_check;
 
   Runtime& need(const char* call) {
-    if (!rt) raise(exc->state, std::string(call) + ": symmem is not initialized (call symmem.init() first)");
+    if (!rt) {
+      if (generation)
+        raise(exc->state, std::string(call) + ": this symmem runtime is finalized (its arrays are plain local "
+                                              "memory now; symmem.init() starts a new job)");
+      raise(exc->state, std::string(call) + ": symmem is not initialized (call symmem.init() first)");
+    }
     return *rt;
   }
-  void check_pe(const char* call, int pe) {
-    if (static_cast<unsigned>(pe) >= static_cast<unsigned>(npes))
-      raise(exc->pe, std::string(call) + ": PE " + std::to_string(pe) + " is out of range (the job has " +
-                         std::to_string(npes) + " PEs, 0.." + std::to_string(npes - 1) + ")");
+  // n: the PEs of the context's team (-1: the job's)
+  void check_pe(const char* call, int pe, int n = -1) {
+    if (n < 0) n = npes;
+    if (static_cast<unsigned>(pe) >= static_cast<unsigned>(n))
+      raise(exc->pe, std::string(call) + ": PE " + std::to_string(pe) + " is out of range (the " +
+                         (n == npes ? "job" : "context's team") + " has " + std::to_string(n) + " PEs, 0.." +
+                         std::to_string(n - 1) + ")");
   }
   void check_symmetric(const char* call, const char* what, const void* p, size_t n) {
-    if (!rt->ptr(p, me) || (n > 1 && !rt->ptr(static_cast<const char*>(p) + n - 1, me)))
+    if (!rt->ptr(p, me) || (n > 1 && !rt->ptr(static_cast<const char*>(p) + n - 1, me))) {
+      if (is_kept(p))
+        raise(exc->state, std::string(call) + ": " + what +
+                              " belongs to a symmem runtime that is finalized (its memory is plain local memory now, "
+                              "no longer symmetric)");
       raise(exc->not_sym, std::string(call) + ": " + what +
                               " is not in symmetric memory (make it with symmem.zeros/empty/array, or pass a "
                               "view of such an array)");
+    }
   }
 
   bool destroying = false;  // in ~Runtime: it must not throw, so a passed deadline ends the process
@@ -372,7 +421,7 @@ class PyRt {
     has_deadline = timeout > 0;
     if (has_deadline)
       deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
-    next_signal_check = Clock::now() + std::chrono::milliseconds(5);
+    next_signal_check = {};  // the first sleep of the wait looks at signals, then every 5 ms
     try {
       py::gil_scoped_release nogil;
       return f();
@@ -442,9 +491,18 @@ class PyRt {
 
   Team& world() { return teams.front().team; }
 
+  // The runtime's quiet (and barriers) completes every context's operations too.
+  void release_pending();
+
+  // The runtime goes: its Blocks stop referring to it. keep: the heap is about to be
+  // destroyed and their pages are to be kept. Its contexts are destroyed, or left when
+  // the runtime is abandoned (never destroyed: its heap stays mapped).
+  void detach_all(bool keep, bool abandoned);
+
   // A Runtime still joined when its Python object goes (interpreter exit after an error):
   // destroying it would wait for the other PEs, so it is left to the process exit.
   ~PyRt() {
+    detach_all(false, true);
     if (rt) {
       (void)rt.release();
       auto* keep = new std::list<TeamEntry>;
@@ -452,6 +510,79 @@ class PyRt {
     }
   }
 };
+
+// A context (symmem::Ctx) seen from Python: its own nbi keep-alive list, released by its
+// quiet(); destroyed with its runtime's finalize.
+struct PyCtx {
+  py::object owner;  // the _Runtime (kept alive)
+  PyRt* r;
+  uint64_t generation;
+  std::unique_ptr<symmem::Ctx> c;
+  std::vector<py::object> pending;
+  PyCtx(py::object o, PyRt* rt, symmem::Ctx&& ctx)
+      : owner(std::move(o)), r(rt), generation(rt->generation), c(std::make_unique<symmem::Ctx>(std::move(ctx))) {
+    r->ctxs.insert(this);
+  }
+  ~PyCtx() {
+    if (r) {
+      r->ctxs.erase(this);
+      try {
+        if (c) c->destroy();
+      } catch (const symmem::Error&) {
+      }
+    } else if (c) {
+      (void)c.release();  // its runtime was abandoned: nothing of it may run any more
+    }
+  }
+  symmem::Ctx& need(const char* call) {
+    if (!r || !r->rt || generation != r->generation)
+      raise(exc->state, std::string("Ctx.") + call + ": the context's runtime is finalized");
+    if (!c || !c->valid()) raise(exc->state, std::string("Ctx.") + call + ": the context is destroyed");
+    return *c;
+  }
+};
+
+Block::Block(PyRt* o, char* p, size_t n, bool is_peer) : owner(o), ptr(p), nbytes(n), peer(is_peer) {
+  owner->blocks.insert(this);
+}
+
+Block::~Block() {
+  if (owner) owner->blocks.erase(this);
+  if (kept) drop_pages(ptr, nbytes);
+}
+
+void PyRt::release_pending() {
+  pending.clear();
+  for (PyCtx* c : ctxs) c->pending.clear();
+}
+
+void PyRt::detach_all(bool keep, bool abandoned) {
+  for (Block* b : blocks) {
+    if (keep && rt && b->nbytes) {
+      try {
+        rt->keep_after_finalize(b->ptr, b->nbytes);
+        keep_pages(b->ptr, b->nbytes);
+        b->kept = true;
+      } catch (const symmem::Error&) {  // not in a mapped heap: nothing to keep
+      }
+    }
+    b->owner = nullptr;
+    b->detached = true;
+  }
+  blocks.clear();
+  for (PyCtx* c : ctxs) {
+    if (!abandoned) {
+      try {
+        c->c->destroy();
+      } catch (const symmem::Error&) {
+      }
+    } else {
+      (void)c->c.release();
+    }
+    c->r = nullptr;
+  }
+  ctxs.clear();
+}
 
 // ---------------------------------------------------------------- init / finalize
 
@@ -501,12 +632,15 @@ void init_rt(PyRt& r, py::object uid, int pe, int npes, uint64_t heap_size, uint
 }
 
 // Returns false when the runtime was left without waiting (broken, or the barrier timed out).
-bool finalize_rt(PyRt& r, double timeout) {
+// keep: arrays still referenced keep their memory (a private copy of their pages); off at
+// interpreter exit, where nothing runs on them any more and copying would only cost.
+bool finalize_rt(PyRt& r, double timeout, bool keep) {
   if (!r.rt) return true;
-  r.pending.clear();
+  r.release_pending();
   if (r.broken) {
     // A wait was interrupted: the PEs' sync state disagrees, so waiting for them could
     // hang. Leave the Runtime undestroyed; the process exit unmaps everything.
+    r.detach_all(false, true);
     (void)r.rt.release();
     abandon_teams(r);
     r.ctl = nullptr;
@@ -520,12 +654,14 @@ bool finalize_rt(PyRt& r, double timeout) {
       }
     r.blocking("finalize", timeout, &r.world(), [&] { r.rt->barrier_all(); });
   } catch (py::error_already_set&) {
+    r.detach_all(false, true);
     (void)r.rt.release();
     abandon_teams(r);
     r.ctl = nullptr;
     throw;
   }
   r.teams.clear();
+  r.detach_all(keep, false);  // arrays that outlive the runtime keep their memory (a private copy)
   r.ctl = nullptr;
   r.destroying = true;  // the destructor's barrier: bounded, never throws (see wait_check)
   r.has_deadline = timeout > 0;
@@ -541,10 +677,13 @@ bool finalize_rt(PyRt& r, double timeout) {
 
 // ---------------------------------------------------------------- RMA
 
-void rma(PyRt& r, bool is_put, bool nbi, py::handle dst, py::handle src, int pe) {
+// The RMA, atomics and signals below run on `rt`: the Runtime, or a Ctx (npes: its team's
+// size, pending: its nbi keep-alive list).
+template <class IO>
+void rma_via(PyRt& r, IO& rt, int npes, std::vector<py::object>& pending, bool is_put, bool nbi, py::handle dst,
+             py::handle src, int pe) {
   const char* call = is_put ? (nbi ? "put_nbi" : "put") : (nbi ? "get_nbi" : "get");
-  Runtime& rt = r.need(call);
-  r.check_pe(call, pe);
+  r.check_pe(call, pe, npes);
   View d = view_of(dst), s = view_of(src);
   same_dtype(call, d, s);
   same_shape(call, d, s);
@@ -577,9 +716,14 @@ void rma(PyRt& r, bool is_put, bool nbi, py::handle dst, py::handle src, int pe)
     for_each_run(d, s, one);
   }
   if (nbi) {
-    r.pending.push_back(py::reinterpret_borrow<py::object>(dst));
-    r.pending.push_back(py::reinterpret_borrow<py::object>(src));
+    pending.push_back(py::reinterpret_borrow<py::object>(dst));
+    pending.push_back(py::reinterpret_borrow<py::object>(src));
   }
+}
+
+void rma(PyRt& r, bool is_put, bool nbi, py::handle dst, py::handle src, int pe) {
+  rma_via(r, r.need(is_put ? (nbi ? "put_nbi" : "put") : (nbi ? "get_nbi" : "get")), -1, r.pending, is_put, nbi, dst,
+          src, pe);
 }
 
 // iput / iget: nelems elements, every dst_stride-th of dst and src_stride-th of src.
@@ -610,9 +754,9 @@ void strided(PyRt& r, bool is_put, py::handle dst, py::handle src, ssize_t dst_s
   }
 }
 
-void p_(PyRt& r, py::handle dst, py::handle value, int pe, py::handle index) {
-  Runtime& rt = r.need("p");
-  r.check_pe("p", pe);
+template <class IO>
+void p_via(PyRt& r, IO& rt, int npes, py::handle dst, py::handle value, int pe, py::handle index) {
+  r.check_pe("p", pe, npes);
   View d = view_of(dst);
   char* at = element("p", d, index);
   dispatch("p", d, [&](auto t) {
@@ -622,9 +766,9 @@ void p_(PyRt& r, py::handle dst, py::handle value, int pe, py::handle index) {
   });
 }
 
-py::object g_(PyRt& r, py::handle src, int pe, py::handle index) {
-  Runtime& rt = r.need("g");
-  r.check_pe("g", pe);
+template <class IO>
+py::object g_via(PyRt& r, IO& rt, int npes, py::handle src, int pe, py::handle index) {
+  r.check_pe("g", pe, npes);
   View s = view_of(src);
   char* at = element("g", s, index);
   return dispatch("g", s, [&](auto t) -> py::object {
@@ -635,6 +779,11 @@ py::object g_(PyRt& r, py::handle src, int pe, py::handle index) {
   });
 }
 
+void p_(PyRt& r, py::handle dst, py::handle value, int pe, py::handle index) {
+  p_via(r, r.need("p"), -1, dst, value, pe, index);
+}
+py::object g_(PyRt& r, py::handle src, int pe, py::handle index) { return g_via(r, r.need("g"), -1, src, pe, index); }
+
 // ---------------------------------------------------------------- atomics
 
 enum Amo { kFetch, kSet, kSwap, kCswap, kFetchAdd, kAdd, kFetchInc, kInc, kFetchAnd, kAnd, kFetchOr, kOr, kFetchXor, kXor };
@@ -643,10 +792,11 @@ const char* const kAmoName[] = {"atomic_fetch",     "atomic_set",    "atomic_swa
                                 "atomic_fetch_and", "atomic_and",    "atomic_fetch_or",  "atomic_or",
                                 "atomic_fetch_xor", "atomic_xor"};
 
-py::object amo(PyRt& r, Amo k, py::handle a, py::handle v1, py::handle v2, int pe, py::handle index) {
+template <class IO>
+py::object amo_via(PyRt& r, IO& rt, int npes, Amo k, py::handle a, py::handle v1, py::handle v2, int pe,
+                   py::handle index) {
   const char* call = kAmoName[k];
-  Runtime& rt = r.need(call);
-  r.check_pe(call, pe);
+  r.check_pe(call, pe, npes);
   View v = view_of(a);
   char* at = element(call, v, index);
   r.check_symmetric(call, "the atomic's array", at, size_t(v.itemsize));
@@ -700,6 +850,10 @@ py::object amo(PyRt& r, Amo k, py::handle a, py::handle v1, py::handle v2, int p
       return bad("bitwise AMO");
     }
   });
+}
+
+py::object amo(PyRt& r, Amo k, py::handle a, py::handle v1, py::handle v2, int pe, py::handle index) {
+  return amo_via(r, r.need(kAmoName[k]), -1, k, a, v1, v2, pe, index);
 }
 
 // ---------------------------------------------------------------- waits and signals
@@ -856,11 +1010,11 @@ SignalOp sig_op_of(py::handle op) {
   raise(exc->invalid, "signal op must be 'set' or 'add', not '" + s + "'");
 }
 
-void put_signal_(PyRt& r, bool nbi, py::handle dst, py::handle src, py::handle sig, uint64_t value, int pe,
-                 py::handle op, py::handle index) {
+template <class IO>
+void put_signal_via(PyRt& r, IO& rt, int npes, std::vector<py::object>& pending, bool nbi, py::handle dst,
+                    py::handle src, py::handle sig, uint64_t value, int pe, py::handle op, py::handle index) {
   const char* call = nbi ? "put_signal_nbi" : "put_signal";
-  Runtime& rt = r.need(call);
-  r.check_pe(call, pe);
+  r.check_pe(call, pe, npes);
   View d = view_of(dst), s = view_of(src);
   same_dtype(call, d, s);
   same_shape(call, d, s);
@@ -875,19 +1029,28 @@ void put_signal_(PyRt& r, bool nbi, py::handle dst, py::handle src, py::handle s
     rt.put_signal(d.data, s.data, bytes, w, value, o, pe);
   }
   if (nbi) {
-    r.pending.push_back(py::reinterpret_borrow<py::object>(dst));
-    r.pending.push_back(py::reinterpret_borrow<py::object>(src));
+    pending.push_back(py::reinterpret_borrow<py::object>(dst));
+    pending.push_back(py::reinterpret_borrow<py::object>(src));
   }
+}
+
+void put_signal_(PyRt& r, bool nbi, py::handle dst, py::handle src, py::handle sig, uint64_t value, int pe,
+                 py::handle op, py::handle index) {
+  put_signal_via(r, r.need(nbi ? "put_signal_nbi" : "put_signal"), -1, r.pending, nbi, dst, src, sig, value, pe, op,
+                 index);
 }
 
 // ---------------------------------------------------------------- teams and collectives
 
 class PyTeam {
  public:
+  PyTeam(py::object o, PyRt* rt, TeamEntry* te, uint64_t g) : owner(std::move(o)), r(rt), e(te), generation(g) {}
+  ~PyTeam() { *alive = false; }
   py::object owner;  // the PyRt (kept alive)
   PyRt* r;
   TeamEntry* e;
   uint64_t generation;
+  std::shared_ptr<bool> alive = std::make_shared<bool>(true);  // for the fast calls bound to it
   bool live() const { return r->rt && generation == r->generation && !e->destroyed && e->team.valid(); }
   Team& t(const char* call) {
     if (!r->rt || generation != r->generation) raise(exc->state, std::string(call) + ": the runtime of this team is finalized");
@@ -896,11 +1059,13 @@ class PyTeam {
   }
 };
 
+py::object with_fast_calls(py::object obj, PyTeam* t);  // below, with the other fast calls
+
 py::object make_team(PyTeam& parent, Team&& t) {
   if (!t.valid()) return py::none();
   parent.r->teams.push_back({std::move(t), false});
-  auto* pt = new PyTeam{parent.owner, parent.r, &parent.r->teams.back(), parent.r->generation};
-  return py::cast(pt, py::return_value_policy::take_ownership);
+  auto* pt = new PyTeam(parent.owner, parent.r, &parent.r->teams.back(), parent.r->generation);
+  return with_fast_calls(py::cast(pt, py::return_value_policy::take_ownership), pt);
 }
 
 ReduceOp op_of(py::handle op) {
@@ -1040,14 +1205,14 @@ py::object team_move(PyTeam& pt, int what, py::handle dst, py::handle src, int r
 }
 
 // alltoalls: block j (nelems elements, src_stride apart, starting at j*nelems*src_stride)
-// goes to member j, landing dst_stride apart at me*nelems*dst_stride; then a barrier.
+// goes to member j, landing dst_stride apart at me*nelems*dst_stride (Team::alltoalls).
 void team_alltoalls(PyTeam& pt, py::handle dst, py::handle src, ssize_t dst_stride, ssize_t src_stride,
                     ssize_t nelems, Secs timeout) {
   const char* call = "alltoalls";
   Team& t = pt.t(call);
   View d, s;
   coll_args(*pt.r, call, d, s, dst, src);
-  const ssize_t n = t.n_pes(), me = t.my_pe();
+  const ssize_t n = t.n_pes();
   if (dst_stride < 1 || src_stride < 1) raise(exc->invalid, "alltoalls: strides must be >= 1");
   if (nelems < 0) nelems = s.size / (n * src_stride);
   auto need = [&](ssize_t stride) { return nelems ? ((n * nelems - 1) * stride + 1) : 0; };
@@ -1055,17 +1220,11 @@ void team_alltoalls(PyTeam& pt, py::handle dst, py::handle src, ssize_t dst_stri
     raise(exc->shape, "alltoalls: " + std::to_string(nelems) + " elements per PE at these strides need " +
                           std::to_string(need(src_stride)) + " src and " + std::to_string(need(dst_stride)) +
                           " dst elements");
-  Runtime& rt = *pt.r->rt;
-  const size_t es = size_t(s.itemsize);
-  pt.r->blocking(call, timeout, &t, [&] {
-    t.barrier();  // every dst is ready to be written
-    for (ssize_t j = 0; j < n; ++j) {
-      int w = t.translate_pe(int(j), pt.r->world());
-      for (ssize_t k = 0; k < nelems; ++k)
-        rt.put(d.data + ((me * nelems + k) * dst_stride) * ssize_t(es), s.data + ((j * nelems + k) * src_stride) * ssize_t(es),
-               es, w);
-    }
-    t.barrier();
+  by_size(call, s, [&](auto tag) {
+    using T = decltype(tag);
+    pt.r->blocking(call, timeout, &t, [&] {
+      t.alltoalls(span_of<T>(d), std::span<const T>(span_of<T>(s)), dst_stride, src_stride, size_t(nelems));
+    });
   });
 }
 
@@ -1139,6 +1298,31 @@ void set_error(const symmem::Error& e) {
 // The calls of the small-message path (put, get, p, g, atomics) as METH_FASTCALL builtins
 // bound to their runtime: no pybind11 dispatcher, and index= without building a kwargs
 // dict. Arguments: positional, or by name (kwnames).
+constexpr int kFastBarrierAll = 4 + kXor + 1;  // fast_call kinds: put get p g, the atomics, then barrier_all sync_all quiet fence my_pe n_pes
+
+// A timeout argument of a fast call (absent or None: the runtime's default).
+Secs secs_of(PyObject* o) {
+  if (!o || o == Py_None) return {};
+  py::detail::make_caster<Secs> c;
+  if (!c.load(o, true)) raise(exc->dtype, "timeout must be a number of seconds or None");
+  return py::detail::cast_op<Secs>(c);
+}
+
+PyObject* kSum() {
+  static PyObject* s = PyUnicode_InternFromString("sum");
+  return s;
+}
+
+// The interned str of a keyword name (a string literal): keyword names in calls are
+// interned, so comparing pointers finds them without a string compare.
+PyObject* interned(const char* name) {
+  static std::vector<std::pair<const char*, PyObject*>> cache;
+  for (auto& [n, o] : cache)
+    if (n == name) return o;
+  cache.emplace_back(name, PyUnicode_InternFromString(name));
+  return cache.back().second;
+}
+
 struct FastArgs {
   PyObject* const* args;
   Py_ssize_t nargs;
@@ -1147,9 +1331,13 @@ struct FastArgs {
   // Argument i, called `name`; nullptr when absent.
   PyObject* at(Py_ssize_t i, const char* name) const {
     if (i < nargs) return args[i];
-    if (kwnames)
+    if (kwnames) {
+      PyObject* want = interned(name);
+      for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k)
+        if (PyTuple_GET_ITEM(kwnames, k) == want) return args[nargs + k];
       for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k)
         if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), name) == 0) return args[nargs + k];
+    }
     return nullptr;
   }
   PyObject* need(Py_ssize_t i, const char* name) const {
@@ -1175,7 +1363,9 @@ struct FastArgs {
     if (!kwnames) return;
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k) {
       bool ok = false;
-      for (const char* n : names) ok |= PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), n) == 0;
+      PyObject* kw = PyTuple_GET_ITEM(kwnames, k);
+      for (const char* n : names) ok = ok || kw == interned(n);
+      for (const char* n : names) ok = ok || PyUnicode_CompareWithASCIIString(kw, n) == 0;
       if (!ok) {
         PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", call, PyTuple_GET_ITEM(kwnames, k));
         throw py::error_already_set();
@@ -1205,6 +1395,33 @@ PyObject* fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyOb
       a.check(2, {"src", "pe", "index"});
       PyObject* idx = a.at(99, "index");
       return g_(r, a.need(0, "src"), a.pe(1), idx ? py::handle(idx) : py::handle(Py_None)).release().ptr();
+    } else if constexpr (Kind >= kFastBarrierAll) {
+      static const char* const nm[] = {"barrier_all", "sync_all", "quiet", "fence", "my_pe", "n_pes"};
+      FastArgs a{args, nargs, kwnames, nm[Kind - kFastBarrierAll]};
+      if constexpr (Kind >= kFastBarrierAll + 4) {
+        a.check(0, {});
+        r.need(a.call);
+        return PyLong_FromLong(Kind == kFastBarrierAll + 4 ? r.me : r.npes);
+      }
+      a.check(0, {"timeout"});
+      Runtime& rt = r.need(a.call);
+      if constexpr (Kind == kFastBarrierAll) {
+        r.blocking("barrier_all", secs_of(a.at(99, "timeout")), &r.world(), [&] { rt.barrier_all(); });
+        r.release_pending();
+      } else if constexpr (Kind == kFastBarrierAll + 1) {
+        r.blocking("sync_all", secs_of(a.at(99, "timeout")), &r.world(), [&] { rt.sync_all(); });
+      } else if constexpr (Kind == kFastBarrierAll + 2) {
+        a.check(0, {});
+        {
+          py::gil_scoped_release nogil;
+          rt.quiet();
+        }
+        r.release_pending();
+      } else if constexpr (Kind == kFastBarrierAll + 3) {
+        a.check(0, {});
+        rt.fence();
+      }
+      Py_RETURN_NONE;
     } else {
       constexpr Amo k = Amo(Kind - 4);
       constexpr bool two = k == kCswap, none = k == kFetch || k == kFetchInc || k == kInc;
@@ -1238,7 +1455,79 @@ PyObject* fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyOb
 
 const char* fast_name(int k) {
   static const char* const first[] = {"put", "get", "p", "g"};
-  return k < 4 ? first[k] : kAmoName[k - 4];
+  static const char* const last[] = {"barrier_all", "sync_all", "quiet", "fence", "my_pe", "n_pes"};
+  return k < 4 ? first[k] : k >= kFastBarrierAll ? last[k - kFastBarrierAll] : kAmoName[k - 4];
+}
+
+// The team calls of the collective path as METH_FASTCALL builtins bound to one Team
+// object (set on it at creation): reduce, broadcast, fcollect, alltoall, barrier, sync. The
+// capsule holds the team's liveness token, so a call kept past its team's life raises.
+struct TeamRef {
+  PyTeam* t;
+  std::shared_ptr<bool> alive;
+};
+const char* const kTeamFast[] = {"reduce", "broadcast", "fcollect", "alltoall", "barrier", "sync"};
+
+template <int Kind>
+PyObject* team_fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  try {
+    auto* ref = static_cast<TeamRef*>(PyCapsule_GetPointer(cap, nullptr));
+    if (!*ref->alive) raise(exc->state, std::string(kTeamFast[Kind]) + ": the Team object is gone");
+    PyTeam& pt = *ref->t;
+    FastArgs a{args, nargs, kwnames, kTeamFast[Kind]};
+    if constexpr (Kind == 0) {
+      a.check(3, {"dst", "src", "op", "timeout"});
+      PyObject* op = a.at(2, "op");
+      team_reduce(pt, 0, a.need(0, "dst"), a.need(1, "src"), op ? py::handle(op) : py::handle(kSum()),
+                  secs_of(a.at(99, "timeout")));
+    } else if constexpr (Kind == 1) {
+      a.check(3, {"dst", "src", "root", "timeout"});
+      PyObject* root = a.need(2, "root");
+      long v = PyLong_AsLong(root);
+      if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+      team_move(pt, 0, a.need(0, "dst"), a.need(1, "src"), int(v), secs_of(a.at(99, "timeout")));
+    } else if constexpr (Kind == 2 || Kind == 3) {
+      a.check(2, {"dst", "src", "timeout"});
+      team_move(pt, Kind == 2 ? 1 : 3, a.need(0, "dst"), a.need(1, "src"), 0, secs_of(a.at(99, "timeout")));
+    } else {
+      a.check(0, {"timeout"});
+      Team& me = pt.t(a.call);
+      if constexpr (Kind == 4) {
+        pt.r->blocking("barrier", secs_of(a.at(99, "timeout")), &me, [&] { me.barrier(); });
+        pt.r->release_pending();
+      } else {
+        pt.r->blocking("sync", secs_of(a.at(99, "timeout")), &me, [&] { me.sync(); });
+      }
+    }
+    Py_RETURN_NONE;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const symmem::Error& e) {
+    set_error(e);
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+template <int... K>
+std::array<PyMethodDef, sizeof...(K)> team_fast_defs(std::integer_sequence<int, K...>) {
+  return {PyMethodDef{kTeamFast[K], reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&team_fast_call<K>)),
+                      METH_FASTCALL | METH_KEYWORDS, nullptr}...};
+}
+
+py::object with_fast_calls(py::object obj, PyTeam* t) {
+  static auto defs = team_fast_defs(std::make_integer_sequence<int, 6>{});
+  auto cap = py::reinterpret_steal<py::object>(PyCapsule_New(new TeamRef{t, t->alive}, nullptr, [](PyObject* c) {
+    delete static_cast<TeamRef*>(PyCapsule_GetPointer(c, nullptr));
+  }));
+  for (auto& d : defs)
+    if (PyObject_SetAttrString(obj.ptr(), d.ml_name,
+                               py::reinterpret_steal<py::object>(PyCFunction_NewEx(&d, cap.ptr(), nullptr)).ptr()) != 0)
+      throw py::error_already_set();
+  return obj;
 }
 
 template <int... K>
@@ -1275,16 +1564,19 @@ PYBIND11_MODULE(_symmem, m) {
       .def_property_readonly("addr", [](const Block& b) { return uintptr_t(b.ptr); })
       .def_property_readonly("nbytes", [](const Block& b) { return b.nbytes; })
       .def_property_readonly("freed", [](const Block& b) { return b.freed; })
+      .def_property_readonly("detached", [](const Block& b) { return b.detached; })
+      .def_property_readonly("peer", [](const Block& b) { return b.peer; })
+      .def_readonly("source", &Block::source)
       .def("__int__", [](const Block& b) { return uintptr_t(b.ptr); })
       .def("__index__", [](const Block& b) { return uintptr_t(b.ptr); })
       .def("__len__", [](const Block& b) { return b.nbytes; })
       .def("__repr__", [](const Block& b) {
         return "<symmem.Block " + std::to_string(b.nbytes) + " bytes at 0x" +
                py::str(py::int_(uintptr_t(b.ptr)).attr("__format__")("x")).cast<std::string>() +
-               (b.freed ? " (freed)>" : ">");
+               (b.freed ? " (freed)>" : b.detached ? " (its runtime is finalized)>" : ">");
       });
 
-  py::class_<PyTeam>(m, "Team", "A team of PEs (symmem.TEAM_WORLD, TEAM_SHARED, or a split).")
+  py::class_<PyTeam>(m, "Team", py::dynamic_attr(), "A team of PEs (symmem.TEAM_WORLD, TEAM_SHARED, or a split).")
       .def_property_readonly("my_pe", [](PyTeam& t) { return t.t("my_pe").my_pe(); })
       .def_property_readonly("n_pes", [](PyTeam& t) { return t.t("n_pes").n_pes(); })
       .def_property_readonly("valid", [](PyTeam& t) { return t.live(); })
@@ -1344,8 +1636,8 @@ PYBIND11_MODULE(_symmem, m) {
           "barrier",
           [](PyTeam& t, Secs timeout) {
             Team& me = t.t("barrier");
-            t.r->pending.clear();
             t.r->blocking("barrier", timeout, &me, [&] { me.barrier(); });
+            t.r->release_pending();
           },
           py::kw_only(), py::arg("timeout") = Secs{})
       .def(
@@ -1372,6 +1664,11 @@ PYBIND11_MODULE(_symmem, m) {
       .def(
           "exscan", [](PyTeam& t, py::handle d, py::handle s, Secs to) { team_reduce(t, 2, d, s, py::none(), to); },
           py::arg("dst"), py::arg("src"), py::kw_only(), py::arg("timeout") = Secs{})
+      .def("_ctx_create",
+           [](PyTeam& t, long options) {
+             Team& me = t.t("Ctx");
+             return new PyCtx(t.owner, t.r, me.ctx_create(options));
+           })
       .def("__repr__", [](PyTeam& t) {
         if (!t.live()) return std::string("<symmem.Team (destroyed)>");
         return "<symmem.Team " + std::to_string(t.e->team.n_pes()) + " PEs, me " + std::to_string(t.e->team.my_pe()) +
@@ -1379,14 +1676,86 @@ PYBIND11_MODULE(_symmem, m) {
       });
 
   using A = py::arg;
+  // A context's calls: those of the runtime, with the context's team numbering and its own
+  // fence/quiet (symmem::Ctx).
+  py::class_<PyCtx> ctx(m, "_Ctx");
+  ctx.def("put", [](PyCtx& c, py::handle d, py::handle s, int pe) {
+       auto& x = c.need("put");
+       rma_via(*c.r, x, x.n_pes(), c.pending, true, false, d, s, pe);
+     }, A("dst"), A("src"), A("pe"))
+      .def("get", [](PyCtx& c, py::handle d, py::handle s, int pe) {
+        auto& x = c.need("get");
+        rma_via(*c.r, x, x.n_pes(), c.pending, false, false, d, s, pe);
+      }, A("dst"), A("src"), A("pe"))
+      .def("put_nbi", [](PyCtx& c, py::handle d, py::handle s, int pe) {
+        auto& x = c.need("put_nbi");
+        rma_via(*c.r, x, x.n_pes(), c.pending, true, true, d, s, pe);
+      }, A("dst"), A("src"), A("pe"))
+      .def("get_nbi", [](PyCtx& c, py::handle d, py::handle s, int pe) {
+        auto& x = c.need("get_nbi");
+        rma_via(*c.r, x, x.n_pes(), c.pending, false, true, d, s, pe);
+      }, A("dst"), A("src"), A("pe"))
+      .def("p", [](PyCtx& c, py::handle d, py::handle v, int pe, py::handle index) {
+        auto& x = c.need("p");
+        p_via(*c.r, x, x.n_pes(), d, v, pe, index);
+      }, A("dst"), A("value"), A("pe"), py::kw_only(), A("index") = py::none())
+      .def("g", [](PyCtx& c, py::handle s, int pe, py::handle index) {
+        auto& x = c.need("g");
+        return g_via(*c.r, x, x.n_pes(), s, pe, index);
+      }, A("src"), A("pe"), py::kw_only(), A("index") = py::none())
+      .def("put_signal",
+           [](PyCtx& c, py::handle d, py::handle s, py::handle sig, uint64_t value, int pe, py::handle op,
+              py::handle index) {
+             auto& x = c.need("put_signal");
+             put_signal_via(*c.r, x, x.n_pes(), c.pending, false, d, s, sig, value, pe, op, index);
+           },
+           A("dst"), A("src"), A("sig"), A("value"), A("pe"), py::kw_only(), A("op") = "set", A("index") = 0)
+      .def("fence", [](PyCtx& c) { c.need("fence").fence(); })
+      .def("quiet", [](PyCtx& c) {
+        auto& x = c.need("quiet");
+        {
+          py::gil_scoped_release nogil;
+          x.quiet();
+        }
+        c.pending.clear();
+      })
+      .def("destroy", [](PyCtx& c) {
+        if (!c.r || !c.c || !c.c->valid()) return;
+        if (c.r->rt && c.generation == c.r->generation) c.c->destroy();
+        c.pending.clear();
+      })
+      .def_property_readonly("valid", [](PyCtx& c) { return c.r && c.r->rt && c.generation == c.r->generation && c.c && c.c->valid(); })
+      .def_property_readonly("n_pes", [](PyCtx& c) { return c.need("n_pes").n_pes(); })
+      .def_property_readonly("options", [](PyCtx& c) { return c.need("options").options(); })
+      .def_property_readonly("n_pending", [](PyCtx& c) { return c.pending.size(); });
+  for (int k = kFetch; k <= kXor; ++k) {
+    const Amo kind = Amo(k);
+    const bool two = kind == kCswap, none = kind == kFetch || kind == kFetchInc || kind == kInc;
+    if (none)
+      ctx.def(kAmoName[k], [kind](PyCtx& c, py::handle a, int pe, py::handle index) {
+        auto& x = c.need(kAmoName[kind]);
+        return amo_via(*c.r, x, x.n_pes(), kind, a, py::none(), py::none(), pe, index);
+      }, A("a"), A("pe"), py::kw_only(), A("index") = py::none());
+    else if (two)
+      ctx.def(kAmoName[k], [kind](PyCtx& c, py::handle a, py::handle cond, py::handle value, int pe, py::handle index) {
+        auto& x = c.need(kAmoName[kind]);
+        return amo_via(*c.r, x, x.n_pes(), kind, a, cond, value, pe, index);
+      }, A("a"), A("cond"), A("value"), A("pe"), py::kw_only(), A("index") = py::none());
+    else
+      ctx.def(kAmoName[k], [kind](PyCtx& c, py::handle a, py::handle value, int pe, py::handle index) {
+        auto& x = c.need(kAmoName[kind]);
+        return amo_via(*c.r, x, x.n_pes(), kind, a, value, py::none(), pe, index);
+      }, A("a"), A("value"), A("pe"), py::kw_only(), A("index") = py::none());
+  }
+
   py::class_<PyRt>(m, "_Runtime")
       .def(py::init<>())
       .def("init", &init_rt, A("uid"), A("pe"), A("n_pes"), A("heap_size"), A("instance"), A("timeout"), A("tls"))
-      .def("finalize", &finalize_rt, A("timeout"))
+      .def("finalize", &finalize_rt, A("timeout"), A("keep") = true)
       .def("_fast",
            [](py::object self) {
              // put, get, p, g, then the atomics in kAmoName order, bound to this runtime
-             static auto defs = fast_defs(std::make_integer_sequence<int, 4 + kXor + 1>{});
+             static auto defs = fast_defs(std::make_integer_sequence<int, kFastBarrierAll + 6>{});
              PyRt& r = self.cast<PyRt&>();
              auto cap = py::reinterpret_steal<py::object>(PyCapsule_New(&r, nullptr, [](PyObject* c) {
                Py_XDECREF(static_cast<PyObject*>(PyCapsule_GetContext(c)));  // the runtime it keeps alive
@@ -1397,9 +1766,14 @@ PYBIND11_MODULE(_symmem, m) {
                out[d.ml_name] = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&d, cap.ptr(), nullptr));
              return out;
            })
+      .def("_ctx_create",
+           [](py::object self, long options) {
+             PyRt& r = self.cast<PyRt&>();
+             return new PyCtx(self, &r, r.need("Ctx").ctx_create(options));
+           })
       .def("_abandon", [](PyRt& r) {  // leave without waiting for anyone (the process is dying)
         r.broken = true;
-        return finalize_rt(r, 0);
+        return finalize_rt(r, 0, false);
       })
       .def_property_readonly("initialized", [](PyRt& r) { return bool(r.rt); })
       .def_property_readonly("broken", [](PyRt& r) { return r.broken; })
@@ -1430,8 +1804,8 @@ PYBIND11_MODULE(_symmem, m) {
              r.need("team");
              auto it = r.teams.begin();
              if (which) ++it;
-             auto* pt = new PyTeam{self, &r, &*it, r.generation};
-             return py::cast(pt, py::return_value_policy::take_ownership);
+             auto* pt = new PyTeam(self, &r, &*it, r.generation);
+             return with_fast_calls(py::cast(pt, py::return_value_policy::take_ownership), pt);
            })
       .def(
           "_alloc",
@@ -1455,7 +1829,7 @@ PYBIND11_MODULE(_symmem, m) {
                                    " used, largest free block " + std::to_string(h.largest_free) +
                                    " (on this PE or another); raise SHMEM_SYMMETRIC_SIZE (or init(heap_size=...))");
             }
-            return new Block{&r, static_cast<char*>(p), nbytes};
+            return new Block(&r, static_cast<char*>(p), nbytes);
           },
           A("nbytes"), A("align"), A("site"), A("timeout"))
       .def(
@@ -1493,14 +1867,14 @@ PYBIND11_MODULE(_symmem, m) {
           py::gil_scoped_release nogil;
           rt.quiet();
         }
-        r.pending.clear();
+        r.release_pending();
       })
       .def(
           "barrier_all",
           [](PyRt& r, Secs timeout) {
             Runtime& rt = r.need("barrier_all");
             r.blocking("barrier_all", timeout, &r.world(), [&] { rt.barrier_all(); });
-            r.pending.clear();
+            r.release_pending();
           },
           py::kw_only(), A("timeout") = Secs{})
       .def(
@@ -1532,9 +1906,19 @@ PYBIND11_MODULE(_symmem, m) {
             if (!p)
               raise(exc->invalid, "peer: PE " + std::to_string(pe) +
                                       " is not reachable by load/store from this PE (another node); use get()");
+            // The view's base is a peer Block (its pages are kept at finalize, as the
+            // array's), which holds the array it views (free() counts it as a view).
+            ssize_t lo = 0, hi = 0;
+            for (ssize_t i = 0; i < v.ndim; ++i) {
+              ssize_t e = v.shape[i] > 0 ? (v.shape[i] - 1) * v.strides[i] : 0;
+              (e < 0 ? lo : hi) += e;
+            }
+            auto* blk = new Block(&r, p + lo, v.size ? size_t(hi - lo + v.itemsize) : 0, true);
+            blk->source = v.keep;
+            py::object base = py::cast(blk, py::return_value_policy::take_ownership);
             py::array arr(py::reinterpret_borrow<py::dtype>(py::detail::array_proxy(v.keep.ptr())->descr),
                           std::vector<ssize_t>(v.shape, v.shape + v.ndim),
-                          std::vector<ssize_t>(v.strides, v.strides + v.ndim), p, v.keep);
+                          std::vector<ssize_t>(v.strides, v.strides + v.ndim), p, base);
             if (readonly || !v.writeable)
               py::detail::array_proxy(arr.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
             return arr;
@@ -1723,4 +2107,5 @@ PYBIND11_MODULE(_symmem, m) {
     return py::bytes(reinterpret_cast<const char*>(u.bytes.data()), u.bytes.size());
   });
   m.attr("UID_SIZE") = symmem::UniqueId::kSize;
+  m.def("_kept_pages", [] { return kept_pages().size(); }, "pages kept for arrays that outlived their runtime");
 }

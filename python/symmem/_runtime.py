@@ -164,7 +164,7 @@ class Runtime:
     def initialized(self):
         return self._c.initialized
 
-    def finalize(self, timeout=60.0):
+    def finalize(self, timeout=60.0, *, _keep=True):
         """Leave the job (collective, bounded by timeout); idempotent. Lists what was never freed."""
         if not self._c.initialized:
             return
@@ -181,7 +181,7 @@ class Runtime:
         self._by_addr.clear()
         self._c.scratch = None
         try:
-            self._c.finalize(float(timeout) if timeout else 0.0)
+            self._c.finalize(float(timeout) if timeout else 0.0, _keep)
         finally:
             self.team_world = self.team_shared = None
 
@@ -285,6 +285,10 @@ class Runtime:
             b = b.obj
         if not isinstance(b, _symmem.Block):
             raise NotSymmetricError("not an array made by symmem (symmem.zeros/empty/array/...)")
+        if b.detached:
+            raise StateError("the array's symmem runtime is finalized: it is plain local memory now")
+        if b.peer:
+            raise NotSymmetricError("a peer view (symmem.peer): free the array it views, on its own PE")
         if b.addr not in self._by_addr:
             if b.freed:
                 raise StateError("the array's symmetric block is already freed")
@@ -428,7 +432,32 @@ def _through_scratch(team, x, call):
     return out
 
 
+
+
+def _small(team, x):
+    """(x flat, src, dst) when x fits in half the scratch (one collective), else None."""
+    x = np.asarray(x)
+    s = _scratch(team)
+    if x.nbytes * 2 > s.nbytes or x.dtype.hasobject:
+        return None
+    c = team.__dict__.get("_halves")  # (scratch, {dtype: (src, dst)}): its two halves as that dtype
+    if c is None or c[0] is not s:
+        c = team._halves = (s, {})
+    per = c[1]
+    h = per.get(x.dtype)
+    if h is None:
+        half = (s.nbytes // 2) // x.itemsize * x.itemsize
+        h = per[x.dtype] = (s[:half].view(x.dtype), s[half:2 * half].view(x.dtype))
+    return x, h[0][:x.size], h[1][:x.size]
+
+
 def _team_allreduce(team, x, op="sum", *, timeout=None):
+    one = _small(team, x)
+    if one is not None:  # the common small case: one reduce, no chunk loop
+        x, src, dst = one
+        src[...] = x.reshape(-1)
+        team.reduce(dst, src, op, timeout=timeout)
+        return dst.reshape(x.shape).copy()
     return _through_scratch(team, x, lambda d, s: team.reduce(d, s, op, timeout=_timeout(timeout)))
 
 
@@ -450,6 +479,12 @@ def _team_allgather(team, x, *, timeout=None):
 
 
 def _team_bcast(team, x, root=0, *, timeout=None):
+    one = _small(team, x)
+    if one is not None:
+        x, src, dst = one
+        src[...] = x.reshape(-1)
+        team.broadcast(dst, src, root, timeout=timeout)
+        return dst.reshape(x.shape).copy()
     return _through_scratch(team, x, lambda d, s: team.broadcast(d, s, root, timeout=_timeout(timeout)))
 
 
@@ -510,29 +545,46 @@ class CTX:
     NOSTORE = 4
 
 
+CTX_CALLS = ("put", "get", "put_nbi", "get_nbi", "p", "g", "put_signal", "fence", "quiet",
+             "atomic_fetch", "atomic_set", "atomic_swap", "atomic_compare_swap", "atomic_fetch_add", "atomic_add",
+             "atomic_fetch_inc", "atomic_inc", "atomic_fetch_and", "atomic_and", "atomic_fetch_or", "atomic_or",
+             "atomic_fetch_xor", "atomic_xor")
+
+
 class Ctx:
-    """A communication context: its own put/get/atomics and quiet()/fence(). On one node
-    every operation is complete when it returns, so a context's quiet() completes what the
-    runtime's does (more than the standard asks, never less)."""
+    """A communication context (symmem::Ctx, shmem_ctx_t): put/get/nbi/p/g/put_signal/atomics
+    with PE numbers of its team (TEAM_WORLD unless team= names another), and its own
+    fence()/quiet(): quiet() completes the operations issued on this context (and releases
+    the buffers of its nbi calls). Not collective. `with Ctx(...) as ctx:` destroys it at
+    the end (after a quiet); so does the runtime's finalize()."""
 
     def __init__(self, options=0, team=None, rt=None):
         from . import _default_runtime
         self._rt = rt or _default_runtime()
-        self.options = options
-        self.team = team or self._rt.team_world
-        self._open = True
+        self.team = team if team is not None else self._rt.team_world
+        self.options = int(options)
+        self._c = team._ctx_create(self.options) if team is not None else self._rt._c._ctx_create(self.options)
+        for name in CTX_CALLS:
+            setattr(self, name, getattr(self._c, name))
 
-    def __getattr__(self, name):
-        if name in FAST and name not in ("my_pe", "n_pes", "heap_stats"):
-            if not self.__dict__.get("_open"):
-                raise StateError("the context is destroyed")
-            return getattr(self._rt._c, name)
-        raise AttributeError(name)
+    @classmethod
+    def create(cls, options=0, team=None):
+        return cls(options, team)
+
+    @property
+    def valid(self):
+        return self._c.valid
+
+    @property
+    def n_pes(self):
+        return self._c.n_pes
+
+    @property
+    def n_pending(self):
+        return self._c.n_pending
 
     def destroy(self):
-        if self._open:
-            self._rt._c.quiet()
-            self._open = False
+        self._c.destroy()
 
     def __enter__(self):
         return self
@@ -563,6 +615,7 @@ def _finalize_all():
             rt._c._abandon()
             continue
         try:
-            rt.finalize(timeout=float(os.environ.get("SYMMEM_FINALIZE_TIMEOUT", "60")))
+            # At exit the arrays' pages are not copied (nothing uses them any more).
+            rt.finalize(timeout=float(os.environ.get("SYMMEM_FINALIZE_TIMEOUT", "60")), _keep=False)
         except Exception as e:  # at exit: report, never hang
             sys.stderr.write("symmem: finalize at exit failed: %s\n" % e)

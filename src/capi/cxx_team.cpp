@@ -233,6 +233,26 @@ void Team::alltoall_bytes(void* dest, size_t dest_n, const void* src, size_t n, 
   coll::alltoall(g, dest, src, n / size * es);
 }
 
+void Team::alltoalls_bytes(void* dest, size_t dest_n, const void* src, size_t src_n, ptrdiff_t dst_stride,
+                           ptrdiff_t src_stride, size_t nelems, size_t es) {
+  static const char* call = "Team::alltoalls";
+  Impl* r = need(s_, call);
+  if (dst_stride < 1 || src_stride < 1)
+    r->fail(kBad, call, "strides must be >= 1 (dst_stride %td, src_stride %td)", dst_stride, src_stride);
+  const size_t span = nelems * size_t(s_->size);
+  if (span) {
+    const size_t need_src = (span - 1) * size_t(src_stride) + 1, need_dst = (span - 1) * size_t(dst_stride) + 1;
+    if (src_n < need_src)
+      r->fail(kBad, call, "src holds %zu elements, %zu per PE at stride %td need %zu", src_n, nelems, src_stride,
+              need_src);
+    check_room(r, call, dest_n, need_dst);
+    check_sym(r, call, src, need_src, es);
+    check_sym(r, call, dest, need_dst, es);
+  }
+  coll::TeamGroup g(s_);
+  coll::alltoalls(g, dest, src, dst_stride, src_stride, nelems, es);
+}
+
 void Team::reduce_bytes(void* dest, size_t dest_n, const void* src, size_t n, size_t es, int num, ReduceOp op,
                         Fold fold) {
   static const char* const calls[] = {"Team::reduce", "Team::inscan", "Team::exscan"};

@@ -4,8 +4,10 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstring>
@@ -159,6 +161,7 @@ Status SymmetricHeap::agree_base(Store* store, const HeapParams& p) {
 }
 
 Status SymmetricHeap::map_all(const HeapParams& p) {
+  mapped_.assign(size_t(p.npes), 0);
   for (int pe = 0; pe < p.npes; ++pe) {
     if (pe != p.rank && !p.map_pe.empty() && !p.map_pe[size_t(pe)]) continue;  // another node's
     int fd = fd_;
@@ -178,6 +181,7 @@ Status SymmetricHeap::map_all(const HeapParams& p) {
     if (fd != fd_) close(fd);
     if (h == MAP_FAILED || m == MAP_FAILED)
       return errno_status(Errc::kIo, "mapping the heap of PE " + std::to_string(pe), err);
+    mapped_[size_t(pe)] = 1;
   }
   return {};
 }
@@ -214,7 +218,46 @@ void SymmetricHeap::uncommit(uint64_t extent) {
     committed_ = keep;
 }
 
+bool SymmetricHeap::retain(const void* addr, uint64_t n) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  if (!base_ || a < base_ || n == 0) return false;
+  const uint64_t pe = (a - base_) / heap_size_;
+  if (pe >= uint64_t(npes_) || !mapped_[pe] || a + n > base_ + (pe + 1) * heap_size_ || a + n < a) return false;
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  retained_.emplace_back(a / page * page, round_up(a + n, page));
+  return true;
+}
+
 SymmetricHeap::~SymmetricHeap() {
+  // Retained pages: a private copy replaces the shared pages in one mremap (the range is
+  // never unmapped in between, so nothing else can be mapped there); then the rest goes.
+  if (base_ && !retained_.empty()) {
+    std::sort(retained_.begin(), retained_.end());
+    std::vector<std::pair<uintptr_t, uintptr_t>> keep;
+    for (auto r : retained_) {
+      if (!keep.empty() && r.first <= keep.back().second) keep.back().second = std::max(keep.back().second, r.second);
+      else keep.push_back(r);
+    }
+    for (auto [lo, hi] : keep) {
+      const size_t len = hi - lo;
+      void* copy = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      void* got = MAP_FAILED;
+      if (copy != MAP_FAILED) {
+        std::memcpy(copy, reinterpret_cast<void*>(lo), len);
+        // The raw syscall: an interposed mremap (UCX's memory hooks) may drop new_address.
+        got = reinterpret_cast<void*>(
+            syscall(SYS_mremap, copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void*>(lo)));
+        if (got == MAP_FAILED) munmap(copy, len);  // the shared pages stay: still valid memory
+      }
+    }
+    uintptr_t at = base_;
+    for (auto [lo, hi] : keep) {
+      if (lo > at) munmap(reinterpret_cast<void*>(at), lo - at);
+      at = hi;
+    }
+    if (base_ + total_ > at) munmap(reinterpret_cast<void*>(at), base_ + total_ - at);
+    base_ = 0;
+  }
   if (base_) munmap(reinterpret_cast<void*>(base_), total_);
   if (fd_ >= 0) close(fd_);
   if (linked_) shm_unlink(("/" + name_).c_str());

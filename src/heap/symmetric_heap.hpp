@@ -87,6 +87,13 @@ class SymmetricHeap {
   void uncommit(uint64_t extent);
   uint64_t committed() const { return committed_; }
 
+  // Keeps the pages holding [addr, addr + n) -- in the heap of this PE or of a PE whose
+  // object is mapped here -- mapped after this heap is destroyed, as private anonymous
+  // memory holding what those pages held then: objects that outlive the job (the Python
+  // module's arrays) stay readable and writable instead of pointing into unmapped memory.
+  // Returns false (and keeps nothing) for a range outside the mapped heaps.
+  bool retain(const void* addr, uint64_t n);
+
  private:
   SymmetricHeap() = default;
   Status agree_base(Store* store, const HeapParams& p);
@@ -99,6 +106,8 @@ class SymmetricHeap {
   int fd_ = -1;  // own object, kept for commit()
   std::string name_;
   bool linked_ = false;
+  std::vector<uint8_t> mapped_;                          // per PE: its heap is mapped here
+  std::vector<std::pair<uintptr_t, uintptr_t>> retained_;  // page ranges kept by retain()
 };
 
 // Name of the shared-memory object of `rank` (without the leading '/').

@@ -65,5 +65,9 @@ symmem_ctx_s* ctx_create(Runtime::Impl& rt, long options, symmem_team_s* team, i
                          int pe_count);
 // Quiets and releases `ctx` (which must be live).
 void ctx_destroy(Runtime::Impl& rt, symmem_ctx_s* ctx);
+// The completion and ordering of one live context (the C API's shmem_ctx_quiet/fence and
+// the C++ API's Ctx): every operation issued on `ctx` is complete / ordered.
+void ctx_quiet(Runtime::Impl& rt, symmem_ctx_s* ctx);
+void ctx_fence(Runtime::Impl& rt, symmem_ctx_s* ctx);
 
 }  // namespace symmem

@@ -129,11 +129,19 @@ symmem_ctx_s* ctx_create(Runtime::Impl& rt, long options, symmem_team_s* team, i
   return c;
 }
 
+// On the shm route every operation is complete when it returns; on the UCX route a context
+// has its own worker (UcxLane): its quiet and fence are that worker's.
+void ctx_quiet(Runtime::Impl& rt, symmem_ctx_s* ctx) {
+  const UcxLaneScope lane(ctx ? ctx->lane : nullptr);
+  rt.quiet();
+}
+void ctx_fence(Runtime::Impl& rt, symmem_ctx_s* ctx) {
+  const UcxLaneScope lane(ctx ? ctx->lane : nullptr);
+  rt.fence();
+}
+
 void ctx_destroy(Runtime::Impl& rt, symmem_ctx_s* ctx) {
-  {
-    UcxLaneScope lane(ctx->lane);
-    rt.quiet();
-  }
+  ctx_quiet(rt, ctx);
   CtxPool& pool = *rt.ctx_pool_;
   std::lock_guard<std::mutex> g(pool.mu);
   __atomic_store_n(&ctx->magic, kCtxDestroyed, __ATOMIC_RELEASE);

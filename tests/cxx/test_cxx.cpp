@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <numeric>
 #include <span>
 #include <string>
@@ -324,6 +325,41 @@ TEST(CxxColl, Alltoall) {
       EXPECT_EQ(b.dst[n * size_t(np)], -77);
     }
   });
+}
+
+// The strided form against a sequential reference: member j's dest element
+// (p * nelems + k) * dst_stride holds member p's src element (j * nelems + k) * src_stride.
+TEST(CxxColl, Alltoalls) {
+  Buffers b;
+  on_teams([&](Team& t) {
+    const int np = t.n_pes();
+    const struct {
+      ptrdiff_t dst, src;
+    } strides[] = {{1, 1}, {2, 3}, {3, 1}};
+    for (auto st : strides)
+      for (size_t nelems : {size_t(0), size_t(1), size_t(7), size_t(400)}) {
+        const size_t span = nelems * size_t(np);
+        const size_t src_n = span ? (span - 1) * size_t(st.src) + 1 : 0;
+        const size_t dst_n = span ? (span - 1) * size_t(st.dst) + 1 : 0;
+        for (size_t i = 0; i < src_n; ++i) b.src[i] = val(t.my_pe(), i);
+        b.fill_dst();
+        t.alltoalls(b.dst.subspan(0, dst_n), b.src.subspan(0, src_n), st.dst, st.src, nelems);
+        for (int p = 0; p < np; ++p)
+          for (size_t k = 0; k < nelems; ++k) {
+            const size_t at = (size_t(p) * nelems + k) * size_t(st.dst);
+            ASSERT_EQ(b.dst[at], val(p, (size_t(t.my_pe()) * nelems + k) * size_t(st.src)))
+                << "strides " << st.dst << "," << st.src << " nelems " << nelems << " from " << p;
+            if (st.dst > 1) {
+              EXPECT_EQ(b.dst[at + 1], -77) << "between the strided elements";
+            }
+          }
+        EXPECT_EQ(b.dst[dst_n], -77);
+      }
+  });
+  Team world = rt().team_world();
+  EXPECT_THROW(world.alltoalls(b.dst, b.src, 0, 1, 1), symmem::Error);
+  EXPECT_THROW(world.alltoalls(b.dst.subspan(0, 2), b.src, 2, 1, 1 + size_t(npes())), symmem::Error);
+  world.barrier();
 }
 
 template <ReduceOp Op, class T>
@@ -664,6 +700,75 @@ TEST(CxxRuntime, WaitCheckEndsAWait) {
   rt().set_wait_check({});
   rt().barrier_all();
   rt().free(flag);
+}
+
+// A context numbers PEs as its team does; its quiet completes its non-blocking puts; a
+// destroyed context refuses operations.
+TEST(CxxCtx, TeamNumberingAndQuiet) {
+  const int n = npes();
+  auto buf = rt().alloc<int64_t>(size_t(n) * 64);
+  std::fill(buf.begin(), buf.end(), int64_t(-1));
+  Team world = rt().team_world();
+  world.barrier();
+  Team rev = world.split_strided(n - 1, -1, n);  // team PE p is world PE n-1-p
+  ASSERT_TRUE(rev);
+  {
+    symmem::Ctx c = rev.ctx_create(symmem::Ctx::kPrivate);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c.n_pes(), n);
+    EXPECT_EQ(c.options(), symmem::Ctx::kPrivate);
+    EXPECT_EQ(c.world_pe(0), n - 1);
+    std::vector<int64_t> src(64);
+    for (int i = 0; i < 64; ++i) src[size_t(i)] = me() * 1000 + i;
+    // To team PE 0 (world PE n-1), into my row.
+    c.put_nbi(buf.data() + size_t(me()) * 64, src.data(), 64 * sizeof(int64_t), 0);
+    c.fence();
+    c.quiet();
+    (void)c.atomic_fetch_add(buf.data() + size_t(me()) * 64, int64_t(0), 0);
+    EXPECT_THROW(c.put(buf.data(), src.data(), 8, n), symmem::Error);
+    c.destroy();
+    EXPECT_FALSE(c);
+    EXPECT_THROW(c.quiet(), symmem::Error);
+  }
+  world.barrier();
+  if (me() == n - 1) {
+    for (int p = 0; p < n; ++p)
+      for (int i = 0; i < 64; ++i) ASSERT_EQ(buf[size_t(p) * 64 + size_t(i)], p * 1000 + i) << "from " << p;
+  }
+  EXPECT_THROW((void)rt().ctx_create(1L << 10), symmem::Error);
+  symmem::Ctx w = rt().ctx_create();
+  EXPECT_EQ(w.world_pe(n - 1), n - 1);
+  rev.destroy();
+  world.barrier();
+  rt().free(buf);
+}
+
+// What keep_after_finalize keeps is readable and writable after its Runtime is gone and
+// holds what it held (this PE's copy and a peer's); other addresses are refused.
+TEST(CxxRuntime, KeepAfterFinalize) {
+  symmem::InitOptions o;
+  o.heap_size = 32ull << 20;
+  o.instance = 9;
+  auto r2 = std::make_unique<Runtime>(o);
+  auto a = r2->alloc<int>(3000);  // crosses pages
+  for (int i = 0; i < 3000; ++i) a[size_t(i)] = me() * 100000 + i;
+  r2->barrier_all();
+  const int peer = (me() + 1) % npes();
+  int* theirs = static_cast<int*>(r2->ptr(a.data(), peer));
+  ASSERT_NE(theirs, nullptr);
+  r2->keep_after_finalize(a.data(), a.size_bytes());
+  r2->keep_after_finalize(theirs, a.size_bytes());
+  int local = 0;
+  EXPECT_THROW(r2->keep_after_finalize(&local, sizeof(local)), symmem::Error);
+  r2.reset();  // collective: every PE destroys it here
+  for (int i = 0; i < 3000; ++i) {
+    ASSERT_EQ(a[size_t(i)], me() * 100000 + i);
+    ASSERT_EQ(theirs[i], peer * 100000 + i);
+  }
+  a[0] = -5;  // private now: the peer's copy does not change
+  theirs[0] = -6;
+  EXPECT_EQ(a[0], npes() > 1 ? -5 : -6);  // one PE: its peer is itself
+  EXPECT_EQ(theirs[0], -6);
 }
 
 TEST(CxxTeam, IndexIsTheSameOnEveryMember) {

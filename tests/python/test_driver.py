@@ -80,6 +80,22 @@ def test_mismatched_allocation_raises_on_every_pe():
     assert out.count("PE 0 mismatch.py:11") == 2 and out.count("PE 0: ") == 1 and out.count("PE 1: ") == 1, out
 
 
+def test_arrays_outlive_finalize():
+    rc, out = symmem_run(2, "after_finalize.py")
+    assert rc == 0, out
+    assert out.count("after finalize ok") == 2, out
+
+
+@pytest.mark.parametrize("n,nodes", [(2, 1), (4, 1), (2, 2)])
+def test_contexts(n, nodes):
+    extra = {"UCX_TLS": "tcp", "UCX_NET_DEVICES": "lo"} if nodes > 1 else {}
+    prog = os.path.join(PROGS, "contexts.py")
+    rc, out = run([SYMMEM_RUN, "--emulate-nodes", str(nodes), "-n", str(n), "--timeout", "110", PY, prog],
+                  timeout=120, **extra)
+    assert rc == 0, out
+    assert out.count("contexts ok") == n, out
+
+
 def test_two_runtimes_in_one_process():
     rc, out = symmem_run(2, "two_runtimes.py")
     assert rc == 0, out

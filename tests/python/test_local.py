@@ -55,6 +55,35 @@ def test_dlpack_is_zero_copy():
     sm.free(a)
 
 
+def test_arrays_and_tensors_outlive_their_runtime():
+    from symmem import _symmem
+    torch = pytest.importorskip("torch")
+    kept = _symmem._kept_pages()
+    rt = sm.Runtime(heap_size="32M")
+    a = rt.zeros(3000, np.float32)
+    a[:] = 2
+    t = torch.from_dlpack(a[100:])        # a tensor of a view
+    d = np.from_dlpack(a)
+    blk = rt._c._alloc(64, 64, "here", None)   # a raw block (compat malloc's), through the buffer protocol
+    tb = torch.frombuffer(blk, dtype=torch.uint8)
+    tb[:] = 9
+    rt.finalize()                          # (it lists the array never freed)
+    assert _symmem._kept_pages() > kept
+    t[0] = 5                               # still valid memory, now private to this process
+    assert a[100] == 5 and d[100] == 5 and float(t.sum()) == 5 + 2 * 2899
+    assert bytes(memoryview(blk)) == b"\x09" * 64 and blk.detached
+    with pytest.raises(sm.StateError, match="finalized"):
+        rt.put(t[:2], torch.zeros(2), 0)
+    with pytest.raises(sm.StateError, match="finalized"):
+        sm.put(t[:2], torch.zeros(2), 0)   # another (live) runtime: not its memory either
+    with pytest.raises(sm.StateError, match="finalized"):
+        rt.free(a)
+    del a, t, d, blk, tb
+    import gc
+    gc.collect()
+    assert _symmem._kept_pages() == kept
+
+
 def test_wrong_dtype_is_a_type_error():
     a = sm.zeros(4)
     with pytest.raises(TypeError, match="dtypes differ"):

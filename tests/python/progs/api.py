@@ -218,6 +218,33 @@ as_s = sm.array(np.arange(2 * n, dtype=np.int64) + 100 * me)
 as_d = sm.zeros(2 * n, np.int64)
 W.alltoalls(as_d, as_s, dst_stride=2, src_stride=2, nelems=1)
 check(np.array_equal(as_d[::2], np.array([100 * p + 2 * me for p in range(n)])), "alltoalls")
+# alltoalls against NumPy: PE j's dst[(p*k + e)*ds] = PE p's src[(j*k + e)*ss], nothing else written,
+# for several element sizes, strides and counts, on the world and on a strided team.
+ev2 = W.split_strided(0, 2, (n + 1) // 2)
+for dt, ds, ss, k in [(np.int64, 1, 1, 3), (np.float32, 3, 2, 5), (np.int8, 2, 5, 1), (np.complex128, 1, 3, 2),
+                      (np.uint16, 4, 1, 0)]:
+    s_ = sm.zeros(max((n * k - 1) * ss + 1, 1), dt)    # sized for the world (every PE allocates)
+    d_ = sm.zeros(max((n * k - 1) * ds + 1, 1) + 2, dt)
+    for team in [W, ev2]:
+        if team is None:
+            continue
+        tn, tm = team.n_pes, team.my_pe
+        src_n, dst_n = max((tn * k - 1) * ss + 1, 1), max((tn * k - 1) * ds + 1, 1) + 2
+        mk = lambda p: (np.arange(src_n) * 3 + 1000 * p).astype(dt)  # noqa: E731
+        s_[:src_n] = mk(tm)
+        d_[:] = -7
+        team.alltoalls(d_[:dst_n], s_[:src_n], dst_stride=ds, src_stride=ss, nelems=k)
+        ref = np.full(dst_n, -7, dt)
+        for p in range(tn):
+            for e in range(k):
+                ref[(p * k + e) * ds] = mk(p)[(tm * k + e) * ss]
+        check(np.array_equal(d_[:dst_n], ref) and (d_[dst_n:] == -7).all(),
+              "alltoalls %s ds=%d ss=%d k=%d on %d PEs" % (np.dtype(dt), ds, ss, k, tn))
+        team.barrier()
+    sm.free(d_)
+    sm.free(s_)
+if ev2 is not None:
+    ev2.destroy()
 check(np.array_equal(W.allgather(np.array([me, -me])), np.array([[p, -p] for p in range(n)])), "allgather")
 check(np.array_equal(W.bcast(np.array([me] * 3), root=0), np.zeros(3)), "bcast")
 big = np.random.default_rng(me).random(300000)          # more than the scratch: chunked
