@@ -14,7 +14,7 @@
 namespace symmem::dfx {
 
 inline constexpr uint64_t kPageMagic = 0x3170676678666473ull;  // "sdfxgpg1"
-inline constexpr uint32_t kPageVersion = 2;
+inline constexpr uint32_t kPageVersion = 3;  // 2: allocation slots and layout; 3: race check's ring
 inline constexpr int kTeamLanes = 65;       // team slots 0..63, lane 64: pSync active sets
 inline constexpr int kActiveSetLane = 64;
 inline constexpr int kCollRing = 64;        // recent collectives, all teams together
@@ -22,6 +22,7 @@ inline constexpr int kNames = 256;          // interned call names
 inline constexpr int kNameLen = 32;
 inline constexpr int kAllocSlots = 128;     // live allocations named on the page
 inline constexpr int kAllocNameLen = 24;
+inline constexpr int kRaceRing = 256;     // recent remote accesses into this PE's memory (race check)
 
 // What a PE is doing now, as a reader sees it.
 enum class State : uint32_t {
@@ -93,6 +94,19 @@ struct AllocSlot {
   char name[kAllocNameLen];
 };
 
+// One one-sided access into a PE's symmetric memory, as its origin recorded it.
+struct RaceAccess {
+  std::atomic<uint32_t> seq;  // odd while written
+  int32_t origin;             // world PE that issued the access
+  uint16_t kind;              // 1 read, 2 write, 3 atomic
+  uint16_t call_id;           // names index in the origin's page
+  uint32_t epoch;             // origin's completed world barriers at the access
+  uint64_t where;             // heap offset, or kRaceStatic | offset into static data
+  uint64_t bytes;
+  uint64_t call_site;         // return address in the origin process
+};
+inline constexpr uint64_t kRaceStatic = 1ull << 63;
+
 struct alignas(64) Page {
   uint64_t magic;
   uint32_t version;
@@ -121,6 +135,10 @@ struct alignas(64) Page {
   uint64_t heap_size, meta_size, static_size;
   uint64_t static_start;
   AllocSlot allocs[kAllocSlots];
+  // Race check (SYMMEM_RACECHECK, dfx_race.cpp): the recent one-sided accesses of any PE
+  // into this PE's memory, written by the origin PE. Record i at race[i % kRaceRing].
+  alignas(64) std::atomic<uint64_t> race_count;
+  RaceAccess race[kRaceRing];
 };
 
 // The page's allocation slots, written by their PE only (Dfx::allocated / freed / set_name).

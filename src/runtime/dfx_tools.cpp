@@ -3,10 +3,13 @@
 
 namespace symmem::dfx {
 
+std::unique_ptr<ToolHooks> make_race_tool(void* impl);  // dfx_race.cpp
+
 std::unique_ptr<ToolHooks> make_tool(Tool bit, void* impl, const Config& cfg) {
   (void)impl;
   (void)cfg;
   switch (bit) {
+    case kToolRace: return make_race_tool(impl);
     default: return nullptr;
   }
 }

@@ -61,6 +61,7 @@ void set_lock_remote(Impl& r, uint64_t* w) {
 
 void set_lock(Impl& r, const char* call, long* lock) {
   uint64_t* w = lock_word(r, call, lock);
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kLock, call, lock, sizeof(long), 0);
   if (r.off_node(0)) return set_lock_remote(r, w);
   uint64_t old = __atomic_fetch_add(w, uint64_t(1) << 32, __ATOMIC_SEQ_CST);
   const uint32_t ticket = static_cast<uint32_t>(old >> 32);
@@ -71,6 +72,7 @@ void set_lock(Impl& r, const char* call, long* lock) {
 
 bool test_lock(Impl& r, const char* call, long* lock) {
   uint64_t* w = lock_word(r, call, lock);
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kLock, call, lock, sizeof(long), 0);
   if (r.off_node(0)) {
     uint64_t cur = r.ucx_->amo(UcxAmo::kFetch, w, 0, 0, 8, 0, true);
     if (static_cast<uint32_t>(cur) != static_cast<uint32_t>(cur >> 32)) return false;  // held

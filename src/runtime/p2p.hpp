@@ -312,6 +312,7 @@ inline T load(const T* p) {
 // `call`, `ivars` (n of them), `cmp` and `x` describe the wait on the status page.
 template <class T, class Done>
 inline void wait_for(Impl& r, int owner, Done done, const char* call, const T* ivars, size_t n, int cmp, T x) {
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kWait, call, ivars, n * sizeof(T), owner);
   WaitWord& w = r.meta(owner)->user_wake;
   r.wait_adaptive(
       done,
@@ -343,6 +344,7 @@ inline T wait_until(Impl& r, const char* call, T* ivar, int cmp, T x) {
 template <class T>
 inline bool test(Impl& r, const char* call, T* ivar, int cmp, T x) {
   check_cmp(r, call, cmp);
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kTest, call, ivar, sizeof(T), r.rank_);
   return compare(load(ivar), cmp, x);
 }
 
@@ -353,6 +355,7 @@ inline bool included(const int* status, size_t i) { return !status || status[i] 
 template <class T, class Xs>
 inline bool test_all(Impl& r, const char* call, T* ivars, size_t n, const int* status, int cmp, Xs xs) {
   check_cmp(r, call, cmp);
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kTest, call, ivars, n * sizeof(T), r.rank_);
   for (size_t i = 0; i < n; ++i)
     if (included(status, i) && !compare(load(ivars + i), cmp, xs(i))) return false;
   return true;
@@ -363,6 +366,7 @@ inline bool test_all(Impl& r, const char* call, T* ivars, size_t n, const int* s
 template <class T, class Xs>
 inline size_t test_any(Impl& r, const char* call, T* ivars, size_t n, const int* status, int cmp, Xs xs) {
   check_cmp(r, call, cmp);
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kTest, call, ivars, n * sizeof(T), r.rank_);
   static thread_local size_t start = 0;
   for (size_t k = 0; k < n; ++k) {
     size_t i = (start + k) % n;
@@ -378,6 +382,7 @@ template <class T, class Xs>
 inline size_t test_some(Impl& r, const char* call, T* ivars, size_t n, size_t* indices, const int* status, int cmp,
                         Xs xs) {
   check_cmp(r, call, cmp);
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kTest, call, ivars, n * sizeof(T), r.rank_);
   size_t m = 0;
   for (size_t i = 0; i < n; ++i)
     if (included(status, i) && compare(load(ivars + i), cmp, xs(i))) indices[m++] = i;

@@ -126,6 +126,7 @@ struct Runtime::Impl {
     if (SYMMEM_UNLIKELY(ucx_ != nullptr)) ucx_->fence();
   }
   void quiet() {
+    dfx::OpScope dfx_op_(dfx_, dfx::Op::kQuiet, "quiet", nullptr, 0, rank_);
     shm::quiet();
     if (SYMMEM_UNLIKELY(ucx_ != nullptr)) ucx_->quiet();
   }
