@@ -5,7 +5,8 @@
 // (shm / ucx) calls and bytes, a row of the PE x PE matrix per kind (put, get, amo, signal),
 // per team and collective kind calls, bytes, total and longest time and how often this PE
 // was the last member to enter, blocked time by kind, heap high-water. Clock reads: two per
-// collective (its entry time is the page record's), one when a wait that slept ends, and at
+// collective (its entry time is the page record's), two per wait that does not hold at once
+// (and per quiet on the UCX route), and at
 // level 2 two per sampled operation (1 in SYMMEM_STATS_SAMPLE) for log2 latency histograms.
 //
 // Last arrival. When a collective ends, this PE looks up the page records of the same team
@@ -47,8 +48,8 @@ constexpr int kOps = int(Op::kCount);
 constexpr int kRoutes = 2;  // shm, ucx
 enum Kind { kKindPut, kKindGet, kKindAmo, kKindSignal, kKinds };
 const char* const kKindNames[kKinds] = {"put", "get", "amo", "signal"};
-enum Blocked { kBlockBarrier, kBlockCollective, kBlockWait, kBlockLock, kBlockKinds };
-const char* const kBlockNames[kBlockKinds] = {"barrier", "collective", "wait", "lock"};
+enum Blocked { kBlockBarrier, kBlockCollective, kBlockWait, kBlockLock, kBlockQuiet, kBlockKinds };
+const char* const kBlockNames[kBlockKinds] = {"barrier", "collective", "wait", "lock", "quiet"};
 constexpr int kHistBuckets = 32;  // log2(ns): bucket b holds [2^b, 2^(b+1)) ns
 
 int kind_of(Op op) {
@@ -332,17 +333,15 @@ class StatsTool final : public ToolHooks {
     }
   }
 
-  void wait_done(const WaitRecord& w) override {
+  void wait_end(const WaitDesc& d, uint64_t t0, uint64_t t1) override {
     // A wait inside a collective is part of that collective's time.
-    if (w.team_lane >= 0 || CollScope::current() != nullptr || w.since_ns == 0) return;
-    const uint64_t dt = now_ns() - w.since_ns;
-    const Page* p = r_.dfx_.page();
-    const char* call = w.call_id < p->name_count.load(std::memory_order_relaxed) ? p->names[w.call_id] : "";
-    const int blk = Op(w.op) == Op::kLock || std::strstr(call, "lock") ? kBlockLock
-                    : Op(w.op) == Op::kSync                            ? kBlockBarrier
-                                                                       : kBlockWait;
+    if (CollScope::current() != nullptr) return;
+    const int blk = d.op == Op::kQuiet                                      ? kBlockQuiet
+                    : d.op == Op::kLock || (d.call && std::strstr(d.call, "lock")) ? kBlockLock
+                    : d.op == Op::kSync                                     ? kBlockBarrier
+                                                                            : kBlockWait;
     Block& b = mine();
-    b.blocked_ns[blk] += dt;
+    b.blocked_ns[blk] += t1 - t0;
     ++b.blocked_n[blk];
   }
 
