@@ -73,9 +73,15 @@ for pe in range(N):
     add("atomic_fetch", right, 2, 16)
     add("put_signal", right, 2, 200)
     add("signal", left, 1, 8)
+    if pe in (0, 3):  # the go and its answer
+        add("put", 3 - pe, 1, 8)
     check(ops == want, "PE %d ops %s, want %s" % (pe, ops, want))
     m = j["matrix"]
-    for kind, cells in (("put", {right: (12, 10200)}), ("get", {left: (3, 1500)}),
+    puts = {right: (12, 10200)}
+    if pe in (0, 3):
+        c, b = puts.get(3 - pe, (0, 0))
+        puts[3 - pe] = (c + 1, b + 8)
+    for kind, cells in (("put", puts), ("get", {left: (3, 1500)}),
                         ("amo", {0: (5, 40)} if right != 0 else {0: (7, 56)}),
                         ("signal", {right: (2, 16), left: (1, 8)})):
         if kind == "amo" and right != 0:
@@ -88,6 +94,8 @@ for pe in range(N):
     check(row["heap"]["high_water"] >= 4096 + 16 + 16, "PE %d heap high-water" % pe)
     check(row["blocked_count"]["barrier"] >= 8, "PE %d barrier blocked count" % pe)
     check(row["blocked_s"]["total"] > 0, "PE %d blocked total" % pe)
+    if pe == 0:
+        check(row["blocked_count"]["wait"] >= 1, "PE 0 waited for PE 3's answer: wait count %s" % row["blocked_count"])
     if case == "level2":
         lat = row.get("latency_log2_ns", {})
         for (op, _), (calls, _) in want.items():
@@ -111,7 +119,7 @@ if case != "ucx":
     check(j["per_pe"][2]["last_arrivals"] >= 8, "PE 2 last_arrivals")
 
 # ---- the table ----
-check(re.search(r"\[pe 0 [^]]*\] symmem info: stats \(4 PEs, [0-9.]+ s\)  put 48 ops 39\.8 KiB  get 12 ops 5\.9 KiB"
+check(re.search(r"\[pe 0 [^]]*\] symmem info: stats \(4 PEs, [0-9.]+ s\)  put 50 ops 39\.9 KiB  get 12 ops 5\.9 KiB"
                 r"  amo 28 ops 224 B  signal 12 ops 96 B.*  barrier 8", out), "table: totals line")
 check(re.search(r"  blocked time: .*PE", out), "table: blocked time line")
 if case == "ucx":

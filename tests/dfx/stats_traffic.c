@@ -2,7 +2,8 @@
 // every PE puts 10 x 1000 bytes to its right neighbour, gets 3 x 500 bytes from its left,
 // increments a counter on PE 0 5 times, fetch-adds on its right 2 times, puts 100 bytes
 // with a signal to its right 2 times, adds to a signal on its left once, waits until its
-// right neighbour's flag reaches it; then 8 barriers to which PE 2 is 100 ms late.
+// right neighbour's signal reaches it; then 8 barriers to which PE 2 is 100 ms late; then PE
+// 0 sends PE 3 a go (8-byte p) and waits until PE 3 answers with another.
 #include <shmem.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +31,16 @@ int main(void) {
   for (int i = 0; i < 8; ++i) {
     if (me == 2) usleep(100000);
     shmem_barrier_all();
+  }
+  // A wait that cannot hold at once: PE 3 answers PE 0's go 10 ms after seeing it.
+  static long go, flag;
+  if (me == 0) {
+    shmem_long_p(&go, 1, 3);
+    shmem_long_wait_until(&flag, SHMEM_CMP_EQ, 1);
+  } else if (me == 3) {
+    shmem_long_wait_until(&go, SHMEM_CMP_EQ, 1);
+    usleep(10000);
+    shmem_long_p(&flag, 1, 0);
   }
   shmem_finalize();
   return 0;
