@@ -684,7 +684,9 @@ void StatsTool::report(const std::vector<Row>& rows) {
     for (const Row& r : rows)
       for (const auto& kv : r.colls) keys.emplace(kv.first, &kv.second);
     bool first = true;
-    for (const auto& [key, c0] : keys) {
+    for (const auto& kv : keys) {
+      const uint32_t key = kv.first;
+      const CollStat* c0 = kv.second;
       const int lane = int(key >> 16);
       j += first ? "\n" : ",\n";
       first = false;
