@@ -2,7 +2,7 @@
 // every PE puts 10 x 1000 bytes to its right neighbour, gets 3 x 500 bytes from its left,
 // increments a counter on PE 0 5 times, fetch-adds on its right 2 times, puts 100 bytes
 // with a signal to its right 2 times, adds to a signal on its left once, waits until its
-// right neighbour's signal reaches it; then 8 barriers to which PE 2 is 100 ms late; then PE
+// right neighbour's signal reaches it; then 8 barriers to which PE 2 is 300 ms late; then PE
 // 0 sends PE 3 a go (8-byte p) and waits until PE 3 answers with another.
 #include <shmem.h>
 #include <stdint.h>
@@ -29,7 +29,7 @@ int main(void) {
   shmem_signal_add(&sig[1], 1, left);
   shmem_signal_wait_until(&sig[1], SHMEM_CMP_EQ, 1);  // the right neighbour's add
   for (int i = 0; i < 8; ++i) {
-    if (me == 2) usleep(100000);
+    if (me == 2) usleep(300000);  // a margin over scheduling delays on a loaded machine
     shmem_barrier_all();
   }
   // A wait that cannot hold at once: PE 3 answers PE 0's go 10 ms after seeing it.
