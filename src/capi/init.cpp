@@ -140,6 +140,7 @@ int finalize_instance(uint64_t id) {
   auto it = g_instances.find(id);
   if (it == g_instances.end()) return SHMEMX_NOT_INITED;
   Runtime::Impl* r = it->second;
+  r->dfx_.finalize();  // the tools' collective finalize, while communication works
   r->barrier_all();
   r->finalized_ = true;
   g_instances.erase(it);

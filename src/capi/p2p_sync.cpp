@@ -148,13 +148,13 @@ void shmem_ctx_session_stop(shmem_ctx_t ctx) {
 SYMMEM_FN(uint64_t, shmem_signal_fetch, (const uint64_t* sig), atomic_fetch(r, call, sig, r.rank_))
 SYMMEM_FN(uint64_t, shmem_signal_wait_until, (uint64_t * sig, int cmp, uint64_t x), wait_until(r, call, sig, cmp, x))
 SYMMEM_FN(void, shmem_signal_set, (uint64_t * sig, uint64_t v, int pe),
-          signal_update(r, call, signal_addr(r, call, sig, pe), v, kSignalSet, pe))
+          signal_op(r, call, sig, v, kSignalSet, pe))
 SYMMEM_FN(void, shmem_signal_add, (uint64_t * sig, uint64_t v, int pe),
-          signal_update(r, call, signal_addr(r, call, sig, pe), v, kSignalAdd, pe))
+          signal_op(r, call, sig, v, kSignalAdd, pe))
 SYMMEM_CFN(void, shmem_ctx_signal_set, (shmem_ctx_t ctx, uint64_t * sig, uint64_t v, int pe),
-           signal_update(r, call, signal_addr(r, call, sig, pe), v, kSignalSet, pe))
+           signal_op(r, call, sig, v, kSignalSet, pe))
 SYMMEM_CFN(void, shmem_ctx_signal_add, (shmem_ctx_t ctx, uint64_t * sig, uint64_t v, int pe),
-           signal_update(r, call, signal_addr(r, call, sig, pe), v, kSignalAdd, pe))
+           signal_op(r, call, sig, v, kSignalAdd, pe))
 
 // ---- point-to-point synchronization ----
 #define SYMMEM_DEF_SYNC(T, N)                                                                         \

@@ -199,6 +199,11 @@ void Dfx::wait_done(bool described) {
   bump(p->progress);
 }
 
+void Dfx::wait_end(const WaitDesc& d, uint64_t t0_ns) {
+  const uint64_t t1 = now_ns();
+  for (auto& h : hooks_) h->wait_end(d, t0_ns, t1);
+}
+
 // ---------------------------------------------------------------- blocking calls
 
 CallScope::CallScope(Dfx& d, const char* call) : d_(d) {

@@ -22,7 +22,7 @@
 #include "runtime/dfx_page.hpp"
 
 namespace symmem {
-class Config;
+struct Config;
 }
 
 namespace symmem::dfx {
@@ -63,6 +63,8 @@ struct CollEvent {
   uint64_t t0_ns;
 };
 
+struct WaitDesc;
+
 class ToolHooks {
  public:
   virtual ~ToolHooks() = default;
@@ -76,6 +78,9 @@ class ToolHooks {
   // Once per sleep of a wait (at most about SYMMEM_WAIT_MAX_SLEEP_US apart): the place to
   // look around when a wait lasts (stall scans, hang deadlines).
   virtual void wait_tick(const WaitRecord&) {}
+  // Every wait that did not hold at once, slept or not (wait_until, signal_wait, lock, the
+  // syncs of collectives; quiet on the UCX route), from t0 to t1 (now_ns()), when it ends.
+  virtual void wait_end(const WaitDesc&, uint64_t /*t0_ns*/, uint64_t /*t1_ns*/) {}
   // A collective allocation (offset in the heap, size) succeeded / a block was freed.
   virtual void allocated(uint64_t /*offset*/, uint64_t /*size*/, uint32_t /*number*/) {}
   virtual void freed(uint64_t /*offset*/) {}
@@ -123,6 +128,7 @@ class Dfx {
   bool wait_sleep(const WaitDesc& d);
   void wait_tick();
   void wait_done(bool described);
+  void wait_end(const WaitDesc& d, uint64_t t0_ns);
   void allocated(uint64_t offset, uint64_t size);
   void freed(uint64_t offset);
 

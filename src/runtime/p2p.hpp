@@ -259,6 +259,12 @@ inline uint64_t* signal_addr(Impl& r, const char* call, const uint64_t* sig, int
   return amo_addr(r, call, sig, pe);
 }
 
+// shmem_signal_set / _add: a signal update on its own.
+inline void signal_op(Impl& r, const char* call, uint64_t* sig, uint64_t value, int op, int pe) {
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kSignal, call, sig, sizeof(uint64_t), pe);
+  signal_update(r, call, signal_addr(r, call, sig, pe), value, op, pe);
+}
+
 // From this size on a copy may use weakly ordered stores (glibc switches to `rep movsb`
 // at 2048 bytes or more, to non-temporal stores far above): the signal's locked update is
 // not relied on to order them (docs/memory-model.md), a store fence does. Below it the

@@ -128,7 +128,16 @@ struct Runtime::Impl {
   void quiet() {
     dfx::OpScope dfx_op_(dfx_, dfx::Op::kQuiet, "quiet", nullptr, 0, rank_);
     shm::quiet();
-    if (SYMMEM_UNLIKELY(ucx_ != nullptr)) ucx_->quiet();
+    if (SYMMEM_UNLIKELY(ucx_ != nullptr)) {
+      const uint64_t t0 = SYMMEM_DFX_HOOKS && SYMMEM_UNLIKELY(dfx_.tools_ != 0) ? dfx::now_ns() : 0;
+      ucx_->quiet();
+      if (SYMMEM_UNLIKELY(t0 != 0)) {
+        dfx::WaitDesc d;
+        d.op = dfx::Op::kQuiet;
+        d.call = "quiet";
+        dfx_.wait_end(d, t0);
+      }
+    }
   }
   // Out of line (runtime/remote.cpp): the UCX calls, kept off the inline shm path.
   void ucx_put(void* r, const void* src, size_t n, int pe, bool blocking);
@@ -252,6 +261,7 @@ struct Runtime::Impl {
   template <class Done, class SleepOnce, class Describe>
   void wait_adaptive(Done done, SleepOnce sleep_once, Describe describe) {
     if (done()) return;
+    const uint64_t dfx_t0 = SYMMEM_DFX_HOOKS && SYMMEM_UNLIKELY(dfx_.tools_ != 0) ? dfx::now_ns() : 0;
     WaitPolicy p = wait_;
     const int budget = spin_budget_.load(std::memory_order_relaxed);
     p.spin = budget < p.spin ? budget : p.spin;
@@ -279,6 +289,11 @@ struct Runtime::Impl {
       }
     } while (!done());
     if (SYMMEM_UNLIKELY(described)) dfx_.wait_done(described == 1);
+    if (SYMMEM_UNLIKELY(dfx_t0 != 0)) {
+      dfx::WaitDesc d;
+      describe(d);
+      dfx_.wait_end(d, dfx_t0);
+    }
     const int next = polls <= p.spin ? std::min(wait_.spin, budget + budget / 8 + 1) : std::max(kMinSpin, budget / 2);
     if (next != budget) spin_budget_.store(next, std::memory_order_relaxed);
   }
