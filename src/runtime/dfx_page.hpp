@@ -14,7 +14,7 @@
 namespace symmem::dfx {
 
 inline constexpr uint64_t kPageMagic = 0x3170676678666473ull;  // "sdfxgpg1"
-inline constexpr uint32_t kPageVersion = 1;
+inline constexpr uint32_t kPageVersion = 2;
 inline constexpr int kTeamLanes = 65;       // team slots 0..63, lane 64: pSync active sets
 inline constexpr int kActiveSetLane = 64;
 inline constexpr int kCollRing = 64;        // recent collectives, all teams together
@@ -75,6 +75,11 @@ struct CollRecord {
   uint64_t dest, src;         // symmetric addresses
   uint64_t call_site;         // return address into the caller, 0 when unknown
   uint64_t t_enter_ns;        // CLOCK_MONOTONIC at entry when a tool is on, else 0
+  // v2: the team as all its members name it (0 world, 1 shared, others from the split that
+  // made it) and this collective's number on that team (1, 2, ... the same on every member,
+  // also when a lane is reused by a later team).
+  uint32_t team_id;
+  uint32_t team_rel;
 };
 
 struct alignas(64) Page {
@@ -98,6 +103,9 @@ struct alignas(64) Page {
   CollRecord colls[kCollRing];
   std::atomic<uint32_t> name_count;
   char names[kNames][kNameLen];
+  // v2: on the page of the node's first PE, 1 + the PE that reports a check failure (the
+  // check tool elects one reporter per node with it), else 0.
+  std::atomic<int32_t> check_claim;
 };
 
 // Copies a record of `T` (which starts with its sequence word) into *out once it is stable;
