@@ -70,7 +70,7 @@ bool overlap(uintptr_t a, size_t na, uintptr_t b, size_t nb) { return na && nb &
 class CheckTool final : public ToolHooks {
  public:
   CheckTool(Runtime::Impl* r, const Config& cfg)
-      : r_(r), stall_ns_(cfg.check_stall > 0 ? uint64_t(cfg.check_stall * 1e9) : 0) {
+      : r_(r), level_(int(cfg.check)), stall_ns_(cfg.check_stall > 0 ? uint64_t(cfg.check_stall * 1e9) : 0) {
     warm_up_call_sites();
   }
 
@@ -79,12 +79,17 @@ class CheckTool final : public ToolHooks {
   void coll_end(CollEvent& ev) override { compare(ev, true); }
   void coll_arrived(CollEvent& ev) override { compare(ev, false); }
   void wait_tick(const WaitRecord& w) override;
+  // A walk of the stack for a collective's call site costs microseconds: level 1 walks it
+  // at the entry of the slow collective calls (allocation, teams), once a wait in any other
+  // has lasted a millisecond, and when reporting; level 2 at every entry.
   void allocated(uint64_t off, uint64_t size, uint32_t) override {
+    hit_len_ = 0;
     for (auto it = freed_.lower_bound(off); it != freed_.end() && it->first < off + size;) it = freed_.erase(it);
     auto it = freed_.lower_bound(off);
     if (it != freed_.begin() && (--it)->first + it->second.size > off) freed_.erase(it);
   }
   void freed(uint64_t off) override {
+    hit_len_ = 0;
     if (const Allocation* a = r_->dfx_.allocation_of(reinterpret_cast<void*>(r_->my_heap_ + off), 1))
       freed_[off] = {a->number, a->size};
   }
@@ -110,9 +115,14 @@ class CheckTool final : public ToolHooks {
   [[noreturn]] void fatal(const std::string& report, const std::string& reason);
   std::string range_problem(uintptr_t a, size_t n, const char** hint) const;
 
+  void record_site(CollRecord& r);
+
   Runtime::Impl* r_;
+  int level_;
   uint64_t stall_ns_;
   std::map<uint64_t, Freed> freed_;  // blocks freed since, by heap offset (use after free)
+  uintptr_t hit_lo_ = 0;  // the allocation the last range check found: checked first
+  uint64_t hit_len_ = 0;
   // wait_tick: the collective last compared and when to look again.
   uint64_t tick_key_ = ~0ull, next_tick_ns_ = 0, next_stall_ns_ = 0;
 };
@@ -166,9 +176,12 @@ void CheckTool::op_begin(OpEvent& ev) {
   const size_t n = ev.bytes;
   if (n == 0) return;
   if (n == SIZE_MAX) local_failure(ev, "the element count times the stride overflows", "check nelems and the stride");
-  const char* hint = "";
-  std::string why = range_problem(a, n, &hint);
-  if (!why.empty()) local_failure(ev, why, hint);
+  if (a - hit_lo_ >= hit_len_ || n > hit_len_ - (a - hit_lo_)) {
+    const char* hint = "";
+    std::string why = range_problem(a, n, &hint);
+    if (!why.empty()) local_failure(ev, why, hint);
+    if (const Allocation* al = r_->dfx_.allocation_of(ev.addr, n)) hit_lo_ = r_->my_heap_ + al->offset, hit_len_ = al->size;
+  }
   if ((ev.op == Op::kAmo || ev.op == Op::kAmoFetch) && (n & (n - 1)) == 0 && a % n != 0) {
     std::snprintf(buf, sizeof buf, "misaligned atomic: a %zu-byte atomic needs an address that is a multiple of %zu "
                   "(this one is %zu past)", n, n, size_t(a % n));
@@ -180,15 +193,19 @@ void CheckTool::op_begin(OpEvent& ev) {
                   "source and destination of a non-blocking transfer must not overlap");
 }
 
-void CheckTool::coll_begin(CollEvent& ev) {
-  // Where the user called: stored in the record for every PE's reports.
-  CollRecord& r = *ev.record;
+void CheckTool::record_site(CollRecord& r) {
   const uint64_t site = encode_site(user_call_site());
   const uint32_t s = r.seq.load(std::memory_order_relaxed);
   r.seq.store(s + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   r.call_site = site;
   r.seq.store(s + 2, std::memory_order_release);
+}
+
+void CheckTool::coll_begin(CollEvent& ev) {
+  if (level_ >= 2 || ev.op == Op::kAlloc || ev.op == Op::kFree || ev.op == Op::kTeamSplit ||
+      ev.op == Op::kTeamDestroy)
+    record_site(*ev.record);
 
   // Local rules of the data collectives (OpenSHMEM 1.5 §9.9): dest inside one allocation;
   // reductions, scans and broadcasts take the same or disjoint buffers, collect-style ones
@@ -344,10 +361,12 @@ void CheckTool::compare(const CollEvent& ev, bool neighbours_only) {
   }
 }
 
-void CheckTool::wait_tick(const WaitRecord&) {
+void CheckTool::wait_tick(const WaitRecord& w) {
   const CollEvent* ev = CollScope::current();
-  if (!ev || ev->lane == kActiveSetLane || ev->size < 2) return;
+  if (!ev) return;
   const uint64_t now = now_ns();
+  if (ev->record->call_site == 0 && now - w.since_ns > 1'000'000) record_site(*ev->record);
+  if (ev->lane == kActiveSetLane || ev->size < 2) return;
   const uint64_t key = uint64_t(ev->lane) << 32 | ev->team_rel;
   if (key != tick_key_) {
     tick_key_ = key;
@@ -421,6 +440,7 @@ void CheckTool::coll_local_failure(const CollEvent& ev, const std::string& what,
   std::snprintf(head, sizeof head, "CHECK: %s on %s, call #%u (dest=%s, bytes=%zu): %s", op_name(ev.op),
                 team_name(ev).c_str(), ev.team_rel, r_->dfx_.describe(ev.dest).c_str(), ev.bytes, what.c_str());
   std::string rep = head;
+  if (ev.record->call_site == 0) record_site(*ev.record);
   const std::string site = site_name(ev.record->call_site);
   if (!site.empty()) rep += "\n  at " + site;
   if (*hint) rep += std::string("\n  hint: ") + hint;
@@ -429,6 +449,7 @@ void CheckTool::coll_local_failure(const CollEvent& ev, const std::string& what,
 }
 
 void CheckTool::mismatch(const CollEvent& ev, int culprit, uint32_t fields, const char* why) {
+  if (ev.record->call_site == 0) record_site(*ev.record);  // inside the call: this PE's stack is the user's
   const CollRecord& mine = *ev.record;
   // Every member's view of this call, grouped by value (members on other nodes apart).
   struct Group {
@@ -462,7 +483,9 @@ void CheckTool::mismatch(const CollEvent& ev, int culprit, uint32_t fields, cons
       }
       if (state[size_t(i)] == 1) all_fields |= differ(mine, r_->rank_, c, w);
     }
-    if (!missing || why) break;  // a stall report describes peers that will not come
+    bool unsited = false;  // a blocked peer names its call site within about a millisecond
+    for (int i = 0; i < ev.size; ++i) unsited = unsited || (state[size_t(i)] == 1 && recs[size_t(i)].call_site == 0);
+    if ((!missing || why) && (!unsited || attempt >= 10)) break;  // a stall report's peers will not come
     usleep(10000);
   }
   for (int i = 0; i < ev.size; ++i) {
@@ -477,8 +500,12 @@ void CheckTool::mismatch(const CollEvent& ev, int culprit, uint32_t fields, cons
       value = state[size_t(i)] == 3 ? "past this call (its record of it is gone)" : peer_state(w, ev);
     }
     auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.value == value; });
-    if (g == groups.end()) groups.push_back({value, site, {w}});
-    else g->pes.push_back(w);
+    if (g == groups.end()) {
+      groups.push_back({value, site, {w}});
+    } else {
+      g->pes.push_back(w);
+      if (g->site.empty()) g->site = site;  // a PE that never slept in the call has none
+    }
   }
   std::string diff;
   static const char* const names[] = {"op", "root", "size", "element type", "reduce op", "dest", "source"};
