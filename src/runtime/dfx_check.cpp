@@ -4,9 +4,9 @@
 // waits in a collective longer than SYMMEM_CHECK_STALL looks at where its peers are.
 //
 // Collective comparison reads the peers' status pages (dfx_page.hpp) on this node, no
-// messages: at coll_end a PE compares its record of (team, number) with its two neighbours'
-// in the team (whichever of a pair ends later sees the other's record, and equality along
-// the ring covers the team); the allocator compares with every PE once all have entered
+// messages: at coll_end a PE compares its record of (team, number) with its neighbours' in
+// the team (whichever of a pair ends later sees the other's record, and equality along the
+// ring covers the team; barriers need only the next one); the allocator compares with every PE once all have entered
 // (coll_arrived), so a wrong-size malloc is the check's one report; a PE that sleeps in a
 // collective compares with every member that has posted the same number (wait_tick), which
 // catches a reordered collective before it deadlocks. Peers on other nodes are not compared
@@ -354,8 +354,12 @@ void CheckTool::compare(const CollEvent& ev, bool neighbours_only) {
     if (uint32_t m = differ(mine, r_->rank_, c, w)) mismatch(ev, w, m, nullptr);
   };
   if (neighbours_only) {
+    // No member leaves a barrier or sync before all have entered: the next one's record is
+    // there. Other collectives let some leave early (a broadcast's root), so the one that
+    // ends later of each pair compares: both neighbours.
     check((ev.me + 1) % ev.size);
-    if (ev.size > 2) check((ev.me + ev.size - 1) % ev.size);
+    const bool syncing = ev.op == Op::kBarrier || ev.op == Op::kSync;
+    if (ev.size > 2 && !syncing) check((ev.me + ev.size - 1) % ev.size);
   } else {
     for (int i = 0; i < ev.size; ++i) check(i);
   }
@@ -368,9 +372,8 @@ void CheckTool::wait_tick(const WaitRecord& w) {
   if (ev->record->call_site == 0 && now - w.since_ns > 1'000'000) record_site(*ev->record);
   if (ev->lane == kActiveSetLane || ev->size < 2) return;
   const uint64_t key = uint64_t(ev->lane) << 32 | ev->team_rel;
-  if (key != tick_key_) {
-    tick_key_ = key;
-    next_tick_ns_ = 0;
+  if (key != tick_key_) {  // (the 20 ms between comparisons hold across calls: a wait that
+    tick_key_ = key;        // lasts comes back here, a short one was compared at coll_end)
     next_stall_ns_ = ev->record->t_enter_ns + stall_ns_;
   }
   if (now >= next_tick_ns_) {  // sleeping anyway: compare with every member that has posted

@@ -1,5 +1,5 @@
 /* What SYMMEM_CHECK costs on the smallest calls: ns per 8-byte shmem_putmem to the next PE
- * and per shmem_barrier_all, best of 5 rounds. Run the same binary with SYMMEM_CHECK=0 and
+ * and per shmem_barrier_all, best of 40 short rounds (short, so that some run without being preempted on a loaded machine). Run the same binary with SYMMEM_CHECK=0 and
  * =1 in one session (docs/dfx.md "Checks" gives the figures). Not a test: timings vary. */
 #include <shmem.h>
 #include <stdio.h>
@@ -13,13 +13,13 @@ static double now_ns(void) {
 }
 
 int main(int argc, char** argv) {
-  const int puts = argc > 1 ? atoi(argv[1]) : 200000, bars = argc > 2 ? atoi(argv[2]) : 20000;
+  const int puts = argc > 1 ? atoi(argv[1]) : 20000, bars = argc > 2 ? atoi(argv[2]) : 1000;
   shmem_init();
   const int me = shmem_my_pe(), n = shmem_n_pes();
   long* dst = shmem_malloc(64);
   long v = me;
   double best_put = 1e30, best_bar = 1e30;
-  for (int round = 0; round < 5; ++round) {
+  for (int round = 0; round < 40; ++round) {
     shmem_barrier_all();
     double t0 = now_ns();
     for (int i = 0; i < puts; ++i) shmem_putmem(dst, &v, 8, (me + 1) % n);
