@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -83,13 +84,13 @@ class CheckTool final : public ToolHooks {
   // at the entry of the slow collective calls (allocation, teams), once a wait in any other
   // has lasted a millisecond, and when reporting; level 2 at every entry.
   void allocated(uint64_t off, uint64_t size, uint32_t) override {
-    hit_len_ = 0;
+    hit_len_.store(0, std::memory_order_relaxed);
     for (auto it = freed_.lower_bound(off); it != freed_.end() && it->first < off + size;) it = freed_.erase(it);
     auto it = freed_.lower_bound(off);
     if (it != freed_.begin() && (--it)->first + it->second.size > off) freed_.erase(it);
   }
   void freed(uint64_t off) override {
-    hit_len_ = 0;
+    hit_len_.store(0, std::memory_order_relaxed);
     if (const Allocation* a = r_->dfx_.allocation_of(reinterpret_cast<void*>(r_->my_heap_ + off), 1))
       freed_[off] = {a->number, a->size};
   }
@@ -121,8 +122,10 @@ class CheckTool final : public ToolHooks {
   int level_;
   uint64_t stall_ns_;
   std::map<uint64_t, Freed> freed_;  // blocks freed since, by heap offset (use after free)
-  uintptr_t hit_lo_ = 0;  // the allocation the last range check found: checked first
-  uint64_t hit_len_ = 0;
+  // The allocation the last range check found, checked first (threads of a PE may race on
+  // the pair; a torn pair can only skip a check, never report a good call).
+  std::atomic<uintptr_t> hit_lo_{0};
+  std::atomic<uint64_t> hit_len_{0};
   // wait_tick: the collective last compared and when to look again.
   uint64_t tick_key_ = ~0ull, next_tick_ns_ = 0, next_stall_ns_ = 0;
 };
@@ -176,11 +179,17 @@ void CheckTool::op_begin(OpEvent& ev) {
   const size_t n = ev.bytes;
   if (n == 0) return;
   if (n == SIZE_MAX) local_failure(ev, "the element count times the stride overflows", "check nelems and the stride");
-  if (a - hit_lo_ >= hit_len_ || n > hit_len_ - (a - hit_lo_)) {
+  const uintptr_t lo = hit_lo_.load(std::memory_order_relaxed);
+  const uint64_t len = hit_len_.load(std::memory_order_relaxed);
+  if (a - lo >= len || n > len - (a - lo)) {
     const char* hint = "";
     std::string why = range_problem(a, n, &hint);
     if (!why.empty()) local_failure(ev, why, hint);
-    if (const Allocation* al = r_->dfx_.allocation_of(ev.addr, n)) hit_lo_ = r_->my_heap_ + al->offset, hit_len_ = al->size;
+    if (const Allocation* al = r_->dfx_.allocation_of(ev.addr, n)) {
+      hit_len_.store(0, std::memory_order_relaxed);
+      hit_lo_.store(r_->my_heap_ + al->offset, std::memory_order_relaxed);
+      hit_len_.store(al->size, std::memory_order_relaxed);
+    }
   }
   if ((ev.op == Op::kAmo || ev.op == Op::kAmoFetch) && (n & (n - 1)) == 0 && a % n != 0) {
     std::snprintf(buf, sizeof buf, "misaligned atomic: a %zu-byte atomic needs an address that is a multiple of %zu "

@@ -186,7 +186,6 @@ std::string site_name(uint64_t encoded) {
     const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     file = n > 0 ? std::string(exe, size_t(n)) : "/proc/self/exe";  // addr2line's own would be wrong
   }
-  const std::string exe_file = file;
   uintptr_t rel = pc - 1, fbase = l.exe_bias;
   if (dladdr(reinterpret_cast<void*>(pc - 1), &info) && info.dli_fbase) {
     fbase = reinterpret_cast<uintptr_t>(info.dli_fbase);
