@@ -104,6 +104,8 @@ class CheckTool final : public ToolHooks {
   enum class Found { kYes, kNotYet, kGone };
 
   Found find(int pe, const CollEvent& ev, uint32_t rel, CollRecord* out) const;
+  Found find_in(int pe, int lane, uint32_t team_id, uint32_t rel, CollRecord* out) const;
+  bool has_record_of(int pe, int lane, uint32_t team_id) const;
   uint32_t differ(const CollRecord& a, int pa, const CollRecord& b, int pb) const;
   int64_t heap_off(uint64_t addr, int pe) const;
   std::string text(const CollRecord& c, int pe, uint32_t fields) const;
@@ -248,13 +250,17 @@ int64_t CheckTool::heap_off(uint64_t addr, int pe) const {
 }
 
 CheckTool::Found CheckTool::find(int pe, const CollEvent& ev, uint32_t rel, CollRecord* out) const {
+  return find_in(pe, ev.lane, ev.team_id, rel, out);
+}
+
+CheckTool::Found CheckTool::find_in(int pe, int lane, uint32_t team_id, uint32_t rel, CollRecord* out) const {
   const Page& p = r_->meta(pe)->dfx;
   const uint64_t k = p.coll_count.load(std::memory_order_acquire);
   bool ahead = false;
   for (uint64_t i = k; i > 0 && k - i < uint64_t(kCollRing); --i) {
     CollRecord c;
     if (!read_stable(p.colls[(i - 1) % kCollRing], &c)) continue;
-    if (c.lane != uint16_t(ev.lane) || c.team_id != ev.team_id) continue;
+    if (c.lane != uint16_t(lane) || c.team_id != team_id) continue;
     if (c.team_rel == rel) {
       std::memcpy(static_cast<void*>(out), static_cast<const void*>(&c), sizeof c);
       return Found::kYes;
@@ -263,6 +269,16 @@ CheckTool::Found CheckTool::find(int pe, const CollEvent& ev, uint32_t rel, Coll
     ahead = true;
   }
   return ahead ? Found::kGone : Found::kNotYet;
+}
+
+bool CheckTool::has_record_of(int pe, int lane, uint32_t team_id) const {
+  const Page& p = r_->meta(pe)->dfx;
+  const uint64_t k = p.coll_count.load(std::memory_order_acquire);
+  for (uint64_t i = k; i > 0 && k - i < uint64_t(kCollRing); --i) {
+    CollRecord c;
+    if (read_stable(p.colls[(i - 1) % kCollRing], &c) && c.lane == uint16_t(lane) && c.team_id == team_id) return true;
+  }
+  return false;
 }
 
 uint32_t CheckTool::differ(const CollRecord& a, int pa, const CollRecord& b, int pb) const {
@@ -406,8 +422,18 @@ void CheckTool::wait_tick(const WaitRecord& w) {
     const uint64_t k = p.coll_count.load(std::memory_order_acquire);
     if (k == 0 || (st != State::kInCall && st != State::kWaiting)) continue;
     if (!read_stable(p.colls[(k - 1) % kCollRing], &c) || c.done) continue;
-    if (c.lane != uint16_t(ev->lane) || c.team_id != ev->team_id)
-      mismatch(*ev, w, 0, "is blocked in a collective of another team: the teams' calls are ordered differently");
+    if (c.lane == uint16_t(ev->lane) && c.team_id == ev->team_id) continue;
+    // w waits in team U's call #j. Proof of a cycle: a member of U that has entered this
+    // call (so it does not come to U's #j until this one ends) has not entered U's #j. A
+    // member of U: anyone for the world; otherwise a PE with a record of U in its ring.
+    for (int q = 0; q < r_->npes_; ++q) {
+      if (q == w || (q != r_->rank_ && r_->routes_[q] != Route::kShm)) continue;
+      CollRecord mine_q, theirs_q;
+      const bool here = q == r_->rank_ || find(q, *ev, ev->team_rel, &mine_q) == Found::kYes;
+      if (!here || (c.lane != 0 && !has_record_of(q, c.lane, c.team_id))) continue;
+      if (find_in(q, c.lane, c.team_id, c.team_rel, &theirs_q) == Found::kNotYet)
+        mismatch(*ev, w, 0, "is blocked in a collective of another team: the teams' calls are ordered differently");
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 long target[8]; /* a global: symmetric, named "static 'target'" in reports */
 
@@ -54,6 +55,14 @@ int main(int argc, char** argv) {
     shmem_team_t pair;
     shmem_team_split_strided(SHMEM_TEAM_WORLD, n - 2, 1, 2, NULL, 0, &pair);
     if (me == n - 1) shmem_team_sync(pair);
+    shmem_barrier_all();
+  } else if (strcmp(c, "slow-subteam") == 0) {
+    /* Not a mismatch: PEs n-2 and n-1 sync their team while PE n-1 is slow to join it,
+     * and the others wait longer than SYMMEM_CHECK_STALL in the world barrier meanwhile. */
+    shmem_team_t pair;
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, n - 2, 1, 2, NULL, 0, &pair);
+    if (me == n - 1) sleep(3);
+    if (pair != SHMEM_TEAM_INVALID) shmem_team_sync(pair);
     shmem_barrier_all();
   } else if (strcmp(c, "ok") == 0) {
     /* Everything right: the check must stay silent. */
