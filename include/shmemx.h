@@ -1,5 +1,5 @@
 /* shmemx.h — symmem's extensions to OpenSHMEM (init attributes, unique ids, node teams,
- * team barrier) and Sandia OpenSHMEM's shmemx_ names of 1.6 routines. Includes shmem.h. */
+ * team barrier, names for reports) and Sandia OpenSHMEM's shmemx_ names of 1.6 routines. Includes shmem.h. */
 #ifndef SHMEMX_H
 #define SHMEMX_H
 
@@ -8,5 +8,6 @@
 #include "symmem/shmemx_init.h"
 #include "symmem/shmemx_coll.h"
 #include "symmem/shmemx_sos.h"
+#include "symmem/shmemx_dfx.h"
 
 #endif

@@ -181,4 +181,9 @@ int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t* team) {
 
 int shmemx_team_max_teams(void) { return symmem::teams(*rt("shmemx_team_max_teams")).max_teams(); }
 
+int shmemx_set_name(const void* ptr, const char* name) {
+  symmem::Runtime::Impl* r = rt("shmemx_set_name");
+  return name && r->dfx_.set_name(ptr, name) ? 0 : -1;
+}
+
 }  // extern "C"

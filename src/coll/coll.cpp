@@ -291,7 +291,7 @@ void alltoalls(Group& g, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t s
 }
 
 void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
-  SYMMEM_COLL_SCOPE(g, kReduce, coll_args(-1, n * es, es, dest, src));
+  SYMMEM_COLL_SCOPE(g, kReduce, coll_args(-1, n * es, es, dest, src, fn->id));
   if (SYMMEM_UNLIKELY(!g.on_node())) return net::reduce(g, dest, src, n, es, fn);
   const int size = g.size(), me = g.me();
   const size_t bytes = n * es;
@@ -373,7 +373,7 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
 }
 
 void scan(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn, bool inclusive) {
-  SYMMEM_COLL_SCOPE(g, kScan, coll_args(-1, n * es, es, dest, src));
+  SYMMEM_COLL_SCOPE(g, kScan, coll_args(-1, n * es, es, dest, src, fn->id));
   if (SYMMEM_UNLIKELY(!g.on_node())) return net::scan(g, dest, src, n, es, fn, inclusive);
   const int size = g.size(), me = g.me();
   const size_t bytes = n * es;

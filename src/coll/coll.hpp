@@ -126,8 +126,10 @@ class PsyncGroup final : public Group {
 };
 
 // The collective `op` of `g` on this PE's status page and to the DFX tools (runtime/dfx.hpp).
-inline dfx::CollArgs coll_args(int root, size_t bytes, size_t es, const void* dest, const void* src) {
+inline dfx::CollArgs coll_args(int root, size_t bytes, size_t es, const void* dest, const void* src,
+                               uint32_t redop = 0) {
   dfx::CollArgs a;
+  a.redop = redop;
   a.root = root;
   a.bytes = bytes;
   a.elem_size = uint32_t(es);

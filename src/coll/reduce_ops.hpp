@@ -19,6 +19,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstring>
+#include <type_traits>
 #if defined(__x86_64__)
 #include <emmintrin.h>
 #endif
@@ -36,7 +37,17 @@ struct ReduceKernels {
 
 struct ReduceOp {
   ReduceKernels isa[kIsaCount];
+  // The same in every process: op << 16 | kind << 8 | element size (reduce_op_id below);
+  // the DFX check compares it across PEs and names it in reports (dfx::redop_name).
+  uint32_t id;
 };
+
+// kind: 0 unsigned, 1 signed, 2 floating, 3 complex.
+template <class T>
+constexpr uint32_t reduce_op_id(uint32_t op) {
+  constexpr uint32_t kind = std::is_floating_point_v<T> ? 2 : std::is_signed_v<T> ? 1 : std::is_integral_v<T> ? 0 : 3;
+  return op << 16 | kind << 8 | uint32_t(sizeof(T));
+}
 
 // The C types double _Complex / float _Complex have std::complex's layout: the kernels
 // compute on the C++ type (the public C++ API's mapping).
@@ -125,12 +136,14 @@ SYMMEM_AVX2 void combine_stream_avx2(void* const* outs, int nout, const void* a,
 
 template <class T, class Op>
 inline constexpr ReduceOp kernels{{{&acc_base<T, Op>, &combine_base<T, Op>, &combine_stream_base<T, Op>},
-                                   {&acc_avx2<T, Op>, &combine_avx2<T, Op>, &combine_stream_avx2<T, Op>}}};
+                                   {&acc_avx2<T, Op>, &combine_avx2<T, Op>, &combine_stream_avx2<T, Op>}},
+                                  reduce_op_id<T>(Op::kId)};
 
 }  // namespace kernel
 
-#define SYMMEM_REDUCE_OP(NAME, EXPR)                              \
+#define SYMMEM_REDUCE_OP(NAME, ID, EXPR)                          \
   struct NAME##_fn {                                              \
+    static constexpr uint32_t kId = ID;                           \
     template <class T>                                            \
     [[gnu::always_inline]] static T apply(T a, T b) {             \
       return static_cast<T>(EXPR);                                \
@@ -138,13 +151,13 @@ inline constexpr ReduceOp kernels{{{&acc_base<T, Op>, &combine_base<T, Op>, &com
   };                                                              \
   template <class T0>                                             \
   inline constexpr const ReduceOp& NAME = kernel::kernels<typename Arith<T0>::type, NAME##_fn>;
-SYMMEM_REDUCE_OP(op_and, a & b)
-SYMMEM_REDUCE_OP(op_or, a | b)
-SYMMEM_REDUCE_OP(op_xor, a ^ b)
-SYMMEM_REDUCE_OP(op_max, b > a ? b : a)
-SYMMEM_REDUCE_OP(op_min, b < a ? b : a)
-SYMMEM_REDUCE_OP(op_sum, a + b)
-SYMMEM_REDUCE_OP(op_prod, a * b)
+SYMMEM_REDUCE_OP(op_and, 1, a & b)
+SYMMEM_REDUCE_OP(op_or, 2, a | b)
+SYMMEM_REDUCE_OP(op_xor, 3, a ^ b)
+SYMMEM_REDUCE_OP(op_max, 4, b > a ? b : a)
+SYMMEM_REDUCE_OP(op_min, 5, b < a ? b : a)
+SYMMEM_REDUCE_OP(op_sum, 6, a + b)
+SYMMEM_REDUCE_OP(op_prod, 7, a * b)
 #undef SYMMEM_REDUCE_OP
 
 }  // namespace symmem::coll

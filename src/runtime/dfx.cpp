@@ -251,12 +251,15 @@ CollScope::CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, i
   r.team_start = start;
   r.team_stride = stride;
   r.team_size = size;
+  r.team_id = d.lane_team_[lane];
+  r.team_rel = seq - d.lane_base_[lane];
   r.seq.store(rs + 2, std::memory_order_release);
   prev_call_ = p->call_id.load(std::memory_order_relaxed);
   prev_state_ = p->state.load(std::memory_order_relaxed);
   p->call_id.store(r.call_id, std::memory_order_relaxed);
   p->state.store(uint32_t(State::kInCall), std::memory_order_release);
-  ev_ = {op, lane, seq, start, stride, size, me, a.root, a.bytes, a.elem_size, a.redop, a.dest, a.src, &r, 0};
+  ev_ = {op, lane, seq, start, stride, size, me, a.root, a.bytes, a.elem_size, a.redop, a.dest, a.src, &r, 0,
+         r.team_id, r.team_rel};
   t_coll_ev = &ev_;
   if (SYMMEM_DFX_UNLIKELY(d.tools_ != 0))
     for (auto& h : d.hooks_) h->coll_begin(ev_);
@@ -279,6 +282,22 @@ CollScope::~CollScope() {
 #endif
 
 const CollEvent* CollScope::current() { return t_coll_ev; }
+
+void Dfx::coll_arrived() {
+  if (SYMMEM_DFX_UNLIKELY(tools_ != 0) && t_coll_ev != nullptr)
+    for (auto& h : hooks_) h->coll_arrived(const_cast<CollEvent&>(*t_coll_ev));
+}
+
+void Dfx::team_created(int lane, int parent_lane, int start, int stride, int size) {
+  // The members agree on the parent team and on the split's number there, so on this id.
+  const CollEvent* c = t_coll_ev;
+  uint64_t h = 0x9e3779b97f4a7c15ull * (uint64_t(lane_team_[parent_lane]) + 1);
+  for (uint64_t v : {uint64_t(c ? c->team_rel : 0), uint64_t(uint32_t(start)), uint64_t(uint32_t(stride)),
+                     uint64_t(uint32_t(size))})
+    h = (h ^ v) * 0x100000001b3ull;
+  lane_team_[lane] = uint32_t(h ^ (h >> 32)) | 2u;  // never 0 or 1 (world, shared)
+  lane_base_[lane] = page_->lane_seq[lane].load(std::memory_order_relaxed);
+}
 
 // ---------------------------------------------------------------- allocations and names
 
@@ -318,6 +337,8 @@ std::string Dfx::describe(const void* addr) const {
   const uintptr_t x = reinterpret_cast<uintptr_t>(addr);
   char buf[160];
   if (x - static_start_ < static_size_) {
+    std::string sym = static_name(x);  // "static 'target' +0" from the executable's symbols
+    if (!sym.empty()) return sym;
     std::snprintf(buf, sizeof buf, "static data +0x%" PRIxPTR, x - static_start_);
     return buf;
   }

@@ -61,6 +61,8 @@ struct CollEvent {
   const void* src;
   CollRecord* record;          // this PE's page record of it
   uint64_t t0_ns;
+  uint32_t team_id = 0;        // CollRecord::team_id / team_rel
+  uint32_t team_rel = 0;
 };
 
 struct WaitDesc;
@@ -72,6 +74,9 @@ class ToolHooks {
   virtual void op_end(OpEvent&) {}
   virtual void coll_begin(CollEvent&) {}
   virtual void coll_end(CollEvent&) {}
+  // Inside a collective, once every PE taking part has entered it (the allocator's record
+  // exchange): the place to compare arguments before any of them is acted on.
+  virtual void coll_arrived(CollEvent&) {}
   // A wait went to sleep (rec is this PE's page record) / woke up done.
   virtual void wait_sleep(const WaitRecord&) {}
   virtual void wait_done(const WaitRecord&) {}
@@ -131,8 +136,13 @@ class Dfx {
   void wait_end(const WaitDesc& d, uint64_t t0_ns);
   void allocated(uint64_t offset, uint64_t size);
   void freed(uint64_t offset);
+  // Every PE of the current collective has entered it (ToolHooks::coll_arrived).
+  void coll_arrived();
+  // A split put a new team into `lane` (called inside the split's collective): later
+  // records of the lane name that team and number its collectives from 1.
+  void team_created(int lane, int parent_lane, int start, int stride, int size);
 
-  // Names an address for a report: "'halo' (malloc #3, 64 KiB) +4096", "static +0x40".
+  // Names an address for a report: "'halo' (malloc #3, 64 KiB) +4096", "static 'target' +0".
   std::string describe(const void* addr) const;
   // Gives the live allocation that starts at (or contains) addr a name for reports.
   bool set_name(const void* addr, const std::string& name);
@@ -158,6 +168,8 @@ class Dfx {
   uint64_t heap_size_ = 0, static_size_ = 0;
   uint32_t alloc_count_ = 0;
   std::map<uint64_t, Allocation> allocs_;  // by offset
+  uint32_t lane_team_[kTeamLanes] = {0, 1};  // team id in each lane (world 0, shared 1)
+  uint32_t lane_base_[kTeamLanes] = {};      // lane_seq when that team arrived
 };
 
 #if SYMMEM_DFX_HOOKS
@@ -232,6 +244,10 @@ class CollScope {
 };
 
 uint64_t now_ns();  // CLOCK_MONOTONIC
+
+// "static 'name' +off" for an address inside a variable of the executable, from its ELF
+// symbol table (read from /proc/self/exe once, on first use); "" when no symbol holds it.
+std::string static_name(uintptr_t addr);
 
 // The tool behind `bit`, made for the instance `impl` (a Runtime::Impl*), or null when this
 // library has none (dfx_tools.cpp: one line per tool).

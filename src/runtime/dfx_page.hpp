@@ -14,7 +14,7 @@
 namespace symmem::dfx {
 
 inline constexpr uint64_t kPageMagic = 0x3170676678666473ull;  // "sdfxgpg1"
-inline constexpr uint32_t kPageVersion = 3;  // 2: allocation slots and layout; 3: race check's ring
+inline constexpr uint32_t kPageVersion = 4;  // 2: allocation slots, layout; 3: race ring; 4: team ids, check claim
 inline constexpr int kTeamLanes = 65;       // team slots 0..63, lane 64: pSync active sets
 inline constexpr int kActiveSetLane = 64;
 inline constexpr int kCollRing = 64;        // recent collectives, all teams together
@@ -82,6 +82,11 @@ struct CollRecord {
   int32_t team_start;         // the PEs taking part (world numbers): start, stride, size
   int32_t team_stride;
   int32_t team_size;
+  // The team as all its members name it (0 world, 1 shared, others from the split that
+  // made it) and this collective's number on that team (1, 2, ... the same on every member,
+  // also when a lane is reused by a later team).
+  uint32_t team_id;
+  uint32_t team_rel;
   uint32_t pad;
 };
 
@@ -139,6 +144,9 @@ struct alignas(64) Page {
   // into this PE's memory, written by the origin PE. Record i at race[i % kRaceRing].
   alignas(64) std::atomic<uint64_t> race_count;
   RaceAccess race[kRaceRing];
+  // v2: on the page of the node's first PE, 1 + the PE that reports a check failure (the
+  // check tool elects one reporter per node with it), else 0.
+  std::atomic<int32_t> check_claim;
 };
 
 // The page's allocation slots, written by their PE only (Dfx::allocated / freed / set_name).

@@ -281,6 +281,7 @@ void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size,
   if (op == AllocOp::kCalloc && ok && off && need == 0) std::memset(heap_->my_heap() + *off, 0, size);
 
   barrier_all();
+  dfx_.coll_arrived();  // SYMMEM_CHECK compares the PEs' calls here (one report, its own)
 
   bool all_ok = ok, any_need = rec.need > 0;
   for (int pe = 0; pe < npes_; ++pe) {
@@ -373,6 +374,7 @@ void Runtime::Impl::collective_free(const char* call, void* ptr) {
   rec.offset = off;
   rec.seq.store(seq, std::memory_order_release);
   sync_all();
+  dfx_.coll_arrived();
   for (int pe = 0; pe < npes_; ++pe) {
     if (pe == rank_) continue;
     AllocRecord copy;

@@ -181,6 +181,7 @@ int TeamRegistry::split(TeamState* parent, int start, int stride, int size, bool
   t->sync_off = t->slot_off + offsetof(TeamSlot, sync);
   t->epoch = &t->own_epoch;
   t->num_contexts = num_contexts;
+  rt_->dfx_.team_created(slot, parent->slot, t->start, t->stride, t->size);
   *out = t.get();
   live_.push_back(std::move(t));
   return 0;
