@@ -3,10 +3,13 @@
 
 namespace symmem::dfx {
 
+std::unique_ptr<ToolHooks> make_trace_tool(void* impl, const Config& cfg);  // dfx_trace.cpp
+
 std::unique_ptr<ToolHooks> make_tool(Tool bit, void* impl, const Config& cfg) {
   (void)impl;
   (void)cfg;
   switch (bit) {
+    case kToolTrace: return make_trace_tool(impl, cfg);
     default: return nullptr;
   }
 }

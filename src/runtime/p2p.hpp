@@ -268,7 +268,7 @@ inline constexpr size_t kWeakCopyMin = 2048;
 inline void put_signal(Impl& r, const char* call, void* dest, const void* src, size_t n, uint64_t* sig,
                        uint64_t value, int op, int pe) {
   if (SYMMEM_UNLIKELY(op != kSignalSet && op != kSignalAdd)) bad_signal_op(r, call, op);
-  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kPutSignal, call, dest, n, pe, src);
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kPutSignal, call, dest, n, pe, src, sig);
   uint64_t* rs = signal_addr(r, call, sig, pe);
   char* rd = r.translate(call, dest, n, pe);
   if (r.off_node(pe)) {
@@ -312,6 +312,7 @@ inline T load(const T* p) {
 // `call`, `ivars` (n of them), `cmp` and `x` describe the wait on the status page.
 template <class T, class Done>
 inline void wait_for(Impl& r, int owner, Done done, const char* call, const T* ivars, size_t n, int cmp, T x) {
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kWait, call, ivars, n * sizeof(T), owner);
   WaitWord& w = r.meta(owner)->user_wake;
   r.wait_adaptive(
       done,
