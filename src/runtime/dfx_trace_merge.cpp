@@ -217,7 +217,7 @@ bool merge_job(const std::string& job, const std::string& dir_in, const std::str
       const Rec& x = r.recs[i];
       if (x.op == 0) continue;  // reserved, never written (the PE died in between)
       if (x.flags & kFlagExt) {
-        if (evs.empty() || evs.back().pe != r.h->rank || i == 0) continue;
+        if (evs.empty() || evs.back().pe != r.h->rank || i == 0 || r.recs[i - 1].op != x.op) continue;
         Ev& e = evs.back();
         if (e.coll) {
           const CollExt& c = reinterpret_cast<const CollExt&>(x);

@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   }
   for (int it = 1; it <= kIters; ++it) {
     rt.barrier_all();
-    if (it == 3) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    if (it == 3) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     rt.put_signal(data.data(), block, sizeof block, sig.data(), uint64_t(it), symmem::SignalOp::kSet, right);
     rt.signal_wait_until(sig.data(), symmem::Cmp::kGe, uint64_t(it));
   }
