@@ -20,7 +20,7 @@
 #include "runtime/dfx_page.hpp"
 
 namespace symmem {
-class Config;
+struct Config;
 }
 
 namespace symmem::dfx {
