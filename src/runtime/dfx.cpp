@@ -132,10 +132,11 @@ uint16_t Dfx::intern(const char* call) {
 
 // ---------------------------------------------------------------- point to point
 
-OpEvent* Dfx::op_begin(Op op, const char* call, const void* addr, size_t n, int pe, const void* local, void* site) {
+OpEvent* Dfx::op_begin(Op op, const char* call, const void* addr, size_t n, int pe, const void* local, void* site,
+                       const void* aux) {
   if (t_op_depth >= int(sizeof(t_ops) / sizeof(t_ops[0]))) return nullptr;
   OpEvent* ev = &t_ops[t_op_depth++];
-  *ev = {op, call, pe, addr, n, local, 0, site};
+  *ev = {op, call, pe, addr, n, local, 0, site, aux};
   for (auto& h : hooks_) h->op_begin(*ev);
   return ev;
 }
@@ -328,8 +329,14 @@ const Allocation* Dfx::allocation_of(const void* addr, size_t n) const {
 bool Dfx::set_name(const void* addr, const std::string& name) {
   const Allocation* a = allocation_of(addr, 1);
   if (!a) return false;
-  allocs_[a->offset].name = name;
+  Allocation& named = allocs_[a->offset];
+  named.name = name;
   if (AllocSlot* s = page_alloc_find(*page_, a->offset)) page_alloc_write(*s, s->number, s->offset, s->size, name.c_str());
+  if (SYMMEM_DFX_UNLIKELY(tools_ != 0)) {
+    std::string d = describe(reinterpret_cast<const void*>(heap_ + named.offset));
+    if (d.size() > 3 && d.compare(d.size() - 3, 3, " +0") == 0) d.resize(d.size() - 3);
+    for (auto& h : hooks_) h->named(named.offset, named.number, d);
+  }
   return true;
 }
 

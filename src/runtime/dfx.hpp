@@ -45,6 +45,7 @@ struct OpEvent {
   const void* local;    // the local buffer (source of a put, destination of a get), or null
   uint64_t t0_ns;       // set by the trace/stats tools when they need it
   void* call_site;      // return address into the caller, when known
+  const void* aux = nullptr;  // put_signal: the signal word (this PE's copy of it)
 };
 
 // One collective (or collective memory call), as this PE entered it.
@@ -89,6 +90,8 @@ class ToolHooks {
   // A collective allocation (offset in the heap, size) succeeded / a block was freed.
   virtual void allocated(uint64_t /*offset*/, uint64_t /*size*/, uint32_t /*number*/) {}
   virtual void freed(uint64_t /*offset*/) {}
+  // A live allocation got a name (set_name); `describe` is how reports now show it.
+  virtual void named(uint64_t /*offset*/, uint32_t /*number*/, const std::string& /*describe*/) {}
   // Collective: called on every PE at the start of finalize, while communication works.
   virtual void finalize() {}
 };
@@ -126,7 +129,8 @@ class Dfx {
   uint16_t intern(const char* call);
 
   // ---- hooks (called through the scopes below) ----
-  OpEvent* op_begin(Op op, const char* call, const void* addr, size_t n, int pe, const void* local, void* site);
+  OpEvent* op_begin(Op op, const char* call, const void* addr, size_t n, int pe, const void* local, void* site,
+                    const void* aux = nullptr);
   void op_end(OpEvent* ev);
   // False when another thread of this PE holds the page's wait record (the state still
   // says waiting; this wait is then not described).
@@ -176,9 +180,11 @@ class Dfx {
 // A point-to-point operation. Off: one load and a branch here, one in the destructor.
 class OpScope {
  public:
-  OpScope(Dfx& d, Op op, const char* call, const void* addr, size_t n, int pe, const void* local = nullptr)
-      : ev_(SYMMEM_DFX_UNLIKELY(d.tools_ != 0) ? d.op_begin(op, call, addr, n, pe, local, __builtin_return_address(0))
-                                            : nullptr),
+  OpScope(Dfx& d, Op op, const char* call, const void* addr, size_t n, int pe, const void* local = nullptr,
+          const void* aux = nullptr)
+      : ev_(SYMMEM_DFX_UNLIKELY(d.tools_ != 0)
+                ? d.op_begin(op, call, addr, n, pe, local, __builtin_return_address(0), aux)
+                : nullptr),
         d_(&d) {}
   ~OpScope() {
     if (SYMMEM_DFX_UNLIKELY(ev_ != nullptr)) d_->op_end(ev_);

@@ -6,6 +6,7 @@ namespace symmem::dfx {
 std::unique_ptr<ToolHooks> make_race_tool(void* impl);  // dfx_race.cpp
 std::unique_ptr<ToolHooks> make_stats_tool(void* impl, const Config& cfg);  // dfx_stats.cpp
 std::unique_ptr<ToolHooks> make_check_tool(void* impl, const Config& cfg);  // dfx_check.cpp
+std::unique_ptr<ToolHooks> make_trace_tool(void* impl, const Config& cfg);  // dfx_trace.cpp
 
 std::unique_ptr<ToolHooks> make_tool(Tool bit, void* impl, const Config& cfg) {
   (void)impl;
@@ -14,6 +15,7 @@ std::unique_ptr<ToolHooks> make_tool(Tool bit, void* impl, const Config& cfg) {
     case kToolRace: return make_race_tool(impl);
     case kToolStats: return make_stats_tool(impl, cfg);
     case kToolCheck: return make_check_tool(impl, cfg);
+    case kToolTrace: return make_trace_tool(impl, cfg);
     default: return nullptr;
   }
 }

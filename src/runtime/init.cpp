@@ -480,7 +480,6 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   if (Status s = plan_join(attr, cfg_, &plan); !s.ok()) fail(s.code(), "init", "%s", s.message().c_str());
   rank_ = plan.rank;
   npes_ = plan.npes;
-  dfx_.init(this, cfg_, rank_, npes_);
   env_.rank = rank_;
   env_.npes = npes_;
   env_.store = plan.store;
@@ -488,6 +487,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   env_.security = plan.sec;
   env_.job_id = plan.job_id;
   env_.from_launcher = plan.from_launcher;
+  dfx_.init(this, cfg_, rank_, npes_);  // after the job id: the trace's ring is named by it
   if (instance_id_ == 0) set_log_pe(rank_);
   if (plan.how == "none") log_pe(LogLevel::kInfo, rank_, "no launcher found: running as a 1-PE job");
   if (rank_ == 0 && instance_id_ == 0) announce_config(cfg_);

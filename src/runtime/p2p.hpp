@@ -274,7 +274,7 @@ inline constexpr size_t kWeakCopyMin = 2048;
 inline void put_signal(Impl& r, const char* call, void* dest, const void* src, size_t n, uint64_t* sig,
                        uint64_t value, int op, int pe) {
   if (SYMMEM_UNLIKELY(op != kSignalSet && op != kSignalAdd)) bad_signal_op(r, call, op);
-  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kPutSignal, call, dest, n, pe, src);
+  dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kPutSignal, call, dest, n, pe, src, sig);
   uint64_t* rs = signal_addr(r, call, sig, pe);
   char* rd = r.translate(call, dest, n, pe);
   if (r.off_node(pe)) {

@@ -12,6 +12,8 @@
 // reaped, the job's /dev/shm objects are removed and the store stops.
 #include "job.hpp"
 
+#include "runtime/dfx_trace.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -817,6 +819,18 @@ void Job::finish() {
 
   // Every process of the job is gone, so nothing can create an object after this sweep.
   if (!job_id_.empty()) {
+    // SYMMEM_TRACE: merge the PEs' rings (a killed PE's too) before they are removed.
+    {
+      trace::MergeResult mr;
+      std::string err;
+      if (trace::merge_job(job_id_, "/dev/shm", "", false, &mr, &err)) {
+        output_.message(format("trace of %d PEs (%zu events, %zu flows%s) written to %s", mr.pes, mr.events, mr.flows,
+                               mr.unfinished_pes ? format(", %d PEs did not finalize", mr.unfinished_pes).c_str() : "",
+                               mr.out_path.c_str()));
+      } else if (err.find("no trace rings") == std::string::npos) {
+        output_.message("trace: " + err);
+      }
+    }
     int removed = remove_job_shm(job_id_);
     if (removed > 0) SYMMEM_LOG(kDebug, "symmem-run: removed %d /dev/shm objects of job %s", removed, job_id_.c_str());
   }

@@ -1,0 +1,368 @@
+// The trace tool (SYMMEM_TRACE=path[,size=64M]): every point-to-point operation, wait,
+// collective and allocation as a 32-byte record in this PE's ring file (dfx_trace.hpp).
+//
+// Cost per event: two tick reads (raw TSC where it is invariant, else CLOCK_MONOTONIC),
+// one atomic slot reservation and one 32-byte store into the mapped ring. Operations are
+// written when they end; collectives and sleeping waits are written when they start, open
+// (kDurOpen), and closed when they end, so a PE killed inside a barrier shows it.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define SYMMEM_TRACE_TSC 1
+#endif
+
+#include "common/config.hpp"
+#include "common/log.hpp"
+#include "runtime/dfx.hpp"
+#include "runtime/dfx_trace.hpp"
+#include "runtime/runtime_impl.hpp"
+
+namespace symmem::dfx {
+namespace {
+
+using trace::CollExt;
+using trace::Header;
+using trace::Rec;
+
+bool tsc_invariant() {
+#ifdef SYMMEM_TRACE_TSC
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("flags", 0) == 0)
+      return line.find(" constant_tsc") != std::string::npos && line.find(" nonstop_tsc") != std::string::npos;
+#endif
+  return false;
+}
+
+inline uint32_t encode_dur(uint64_t d) {
+  if (d < trace::kDurCoarse) return uint32_t(d);
+  const uint64_t c = d >> 16;
+  return trace::kDurCoarse | uint32_t(c < 0x7ffffffeull ? c : 0x7ffffffeull);
+}
+
+inline uint32_t sat32(uint64_t v) { return v < 0xffffffffull ? uint32_t(v) : 0xffffffffu; }
+
+// Per thread: its index in the ring's records, the start ticks of the operations in
+// flight (they nest at most a few deep), the open collective and sleep records.
+// initial-exec: a few instructions per access instead of a __tls_get_addr call (which
+// was a seventh of a traced put); 88 bytes of the static TLS that glibc keeps for it.
+struct ThreadState {
+  const void* owner = nullptr;
+  uint8_t tid = 0;
+  int depth = 0;
+  uint64_t t0[4];
+  uint64_t coll_idx = ~0ull, coll_t0 = 0;
+  uint64_t sleep_idx = ~0ull, sleep_t0 = 0;
+};
+constexpr int kMaxDepth = 4;
+__attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
+
+class TraceTool final : public ToolHooks {
+ public:
+  TraceTool(Runtime::Impl* rt, const Config& cfg) : rt_(rt) { open(cfg.trace); }
+  ~TraceTool() override {
+    if (map_) munmap(map_, map_bytes_);
+    if (fd_ >= 0) close(fd_);
+  }
+  bool ok() const { return h_ != nullptr; }
+
+  void op_begin(OpEvent&) override {
+    ThreadState& t = ts();
+    if (t.depth < kMaxDepth) t.t0[t.depth] = ticks();
+    ++t.depth;
+  }
+
+  void op_end(OpEvent& ev) override {
+    const uint64_t t1 = ticks();
+    ThreadState& t = ts();
+    --t.depth;
+    if (t.depth >= kMaxDepth) return;
+    const uint64_t t0 = t.t0[t.depth];
+    const bool ext = ev.op == Op::kPutSignal;
+    const uint64_t i = h_->head.fetch_add(ext ? 2 : 1, std::memory_order_relaxed);
+    Rec& r = ring_[i % cap_];
+    r.t0 = t0;
+    r.dur = encode_dur(t1 - t0);
+    r.op = uint8_t(ev.op);
+    r.flags = t.tid;
+    r.call = name_id(ev.call);
+    r.peer = ev.pe;
+    r.bytes = sat32(ev.bytes);
+    // A put with signal is shown by its signal word (what a wait matches); the data's
+    // address follows in the extension record.
+    r.addr = reinterpret_cast<uintptr_t>(ext && ev.aux ? ev.aux : ev.addr);
+    if (ext) {
+      Rec& x = ring_[(i + 1) % cap_];
+      x = Rec{reinterpret_cast<uintptr_t>(ev.addr), 0, uint8_t(ev.op), uint8_t(trace::kFlagExt | t.tid), 0, 0, 0, 0};
+    }
+  }
+
+  void coll_begin(CollEvent& ev) override {
+    if (SYMMEM_DFX_UNLIKELY(!heap_known_)) note_heap();
+    ThreadState& t = ts();
+    const uint64_t t0 = ticks();
+    const uint64_t i = h_->head.fetch_add(2, std::memory_order_relaxed);
+    Rec& r = ring_[i % cap_];
+    r = Rec{t0, trace::kDurOpen, uint8_t(ev.op), t.tid, name_id(op_name(ev.op)), ev.root, sat32(ev.bytes),
+            reinterpret_cast<uintptr_t>(ev.dest)};
+    CollExt& x = *reinterpret_cast<CollExt*>(&ring_[(i + 1) % cap_]);
+    x.src = reinterpret_cast<uintptr_t>(ev.src);
+    x.team_seq = ev.team_seq;
+    x.op = uint8_t(ev.op);
+    x.flags = uint8_t(trace::kFlagExt | t.tid);
+    x.lane = uint16_t(ev.lane);
+    x.elem_size = int32_t(ev.elem_size);
+    x.pad = 0;
+    x.members = (uint64_t(ev.start) & 0x1fffff) | (uint64_t(ev.stride) & 0x1fffff) << 21 |
+                (uint64_t(ev.size) & 0x1fffff) << 42;
+    t.coll_idx = i;
+    t.coll_t0 = t0;
+  }
+
+  void coll_end(CollEvent&) override {
+    ThreadState& t = ts();
+    close_open(t.coll_idx, t.coll_t0);
+    t.coll_idx = ~0ull;
+    note_pair();
+  }
+
+  void wait_sleep(const WaitRecord& w) override {
+    ThreadState& t = ts();
+    const uint64_t t0 = ticks();
+    const uint64_t i = h_->head.fetch_add(1, std::memory_order_relaxed);
+    ring_[i % cap_] = Rec{t0, trace::kDurOpen, trace::kOpWaitSleep, t.tid, uint16_t(w.call_id), w.owner,
+                          w.width * w.nwords, w.addr};
+    t.sleep_idx = i;
+    t.sleep_t0 = t0;
+  }
+
+  void wait_done(const WaitRecord&) override {
+    ThreadState& t = ts();
+    close_open(t.sleep_idx, t.sleep_t0);
+    t.sleep_idx = ~0ull;
+  }
+
+  void allocated(uint64_t offset, uint64_t size, uint32_t number) override {
+    if (SYMMEM_DFX_UNLIKELY(!heap_known_)) note_heap();
+    live_[offset] = {number, size};
+    const uint64_t i = h_->head.fetch_add(1, std::memory_order_relaxed);
+    // dur holds the size's high 32 bits, bytes its low ones.
+    ring_[i % cap_] = Rec{ticks(), uint32_t(size >> 32), trace::kOpAllocInfo, ts().tid, 0, int32_t(number),
+                          uint32_t(size), offset};
+  }
+
+  void freed(uint64_t offset) override {
+    live_.erase(offset);
+    const uint64_t i = h_->head.fetch_add(1, std::memory_order_relaxed);
+    ring_[i % cap_] = Rec{ticks(), 0, trace::kOpFreeInfo, ts().tid, 0, -1, 0, offset};
+  }
+
+  // The names users give their allocations, for the merger (in the ring at once, so that a
+  // killed PE's names are there too).
+  void named(uint64_t offset, uint32_t number, const std::string& d) override {
+    const uint32_t n = h_->alloc_name_count.load(std::memory_order_relaxed);
+    uint32_t i = 0;
+    while (i < n && h_->alloc_names[i].number != number) ++i;
+    if (i >= uint32_t(trace::kAllocNames)) return;
+    trace::AllocName& an = h_->alloc_names[i];
+    an.number = number;
+    an.offset = offset;
+    auto it = live_.find(offset);
+    an.size = it != live_.end() ? it->second.size : 0;
+    std::snprintf(an.name, sizeof an.name, "%s", d.c_str());
+    if (i == n) h_->alloc_name_count.store(n + 1, std::memory_order_release);
+  }
+
+  void finalize() override {
+    note_pair();
+    h_->state.store(2, std::memory_order_release);
+    if (!rt_->supervised_ && rt_->rank_ == 0)
+      log_pe(LogLevel::kWarn, rt_->rank_, "SYMMEM_TRACE: the rings are /dev/shm/%s*; merge them into %s with: symmem-trace merge %s",
+             trace::ring_prefix(rt_->env_.job_id).c_str(), h_->out_path, rt_->env_.job_id.c_str());
+  }
+
+ private:
+  uint64_t ticks() const {
+#ifdef SYMMEM_TRACE_TSC
+    if (tsc_) return __rdtsc();
+#endif
+    return now_ns();
+  }
+
+  ThreadState& ts() {
+    ThreadState& t = t_state;
+    if (SYMMEM_DFX_UNLIKELY(t.owner != this)) {
+      t = ThreadState{};
+      t.owner = this;
+      t.tid = uint8_t(h_->threads.fetch_add(1, std::memory_order_relaxed) & trace::kFlagTidMask);
+    }
+    return t;
+  }
+
+  // The record reserved at `idx` (still in the ring, still the one written then) ends now.
+  void close_open(uint64_t idx, uint64_t t0) {
+    if (idx == ~0ull) return;
+    if (h_->head.load(std::memory_order_relaxed) - idx > cap_) return;  // overwritten
+    Rec& r = ring_[idx % cap_];
+    if (r.t0 != t0) return;
+    const uint64_t t1 = ticks();
+    __atomic_store_n(&r.dur, encode_dur(t1 - t0), __ATOMIC_RELAXED);
+  }
+
+  uint16_t name_id(const char* call) {
+    Dfx& d = rt_->dfx_;
+    const uint16_t id = d.intern(call);
+    if (SYMMEM_DFX_UNLIKELY(id >= names_copied_)) copy_names();
+    return id;
+  }
+
+  void copy_names() {
+    const Page* p = rt_->dfx_.page();
+    const uint32_t n = std::min<uint32_t>(p->name_count.load(std::memory_order_acquire), trace::kCallNames);
+    for (uint32_t i = names_copied_; i < n; ++i) std::memcpy(h_->names[i], p->names[i], trace::kCallNameLen);
+    h_->name_count.store(n, std::memory_order_release);
+    names_copied_ = n;
+  }
+
+  void note_heap() {
+    if (rt_->my_heap_ == 0) return;
+    h_->heap_base = rt_->my_heap_;
+    h_->heap_size = rt_->heap_size_;
+    h_->static_start = rt_->static_start_;
+    h_->static_size = rt_->static_size_;
+    heap_known_ = true;
+  }
+
+  void note_pair() {
+    const uint64_t tk = ticks(), ns = now_ns();
+    const uint32_t s = h_->pair_seq.load(std::memory_order_relaxed);
+    h_->pair_seq.store(s + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    h_->tick1 = tk;
+    h_->ns1 = ns;
+    h_->pair_seq.store(s + 2, std::memory_order_release);
+  }
+
+  void open(const std::string& spec) {
+    const int rank = rt_->rank_;
+    std::string path = spec;
+    uint64_t bytes = 64ull << 20;
+    if (size_t c = spec.find(','); c != std::string::npos) {
+      path = spec.substr(0, c);
+      std::string rest = spec.substr(c + 1);
+      while (!rest.empty()) {
+        const size_t e = rest.find(',');
+        const std::string kv = rest.substr(0, e);
+        rest = e == std::string::npos ? "" : rest.substr(e + 1);
+        if (kv.rfind("size=", 0) == 0) {
+          auto v = parse_size(kv.substr(5));
+          if (!v.ok() || *v < (1u << 20)) {
+            log_pe(LogLevel::kWarn, rank, "SYMMEM_TRACE: size '%s' is not a size of at least 1M; using 64M",
+                   kv.c_str() + 5);
+          } else {
+            bytes = *v;
+          }
+        } else {
+          log_pe(LogLevel::kWarn, rank, "SYMMEM_TRACE: unknown option '%s' (known: size=)", kv.c_str());
+        }
+      }
+    }
+    const std::string& job = rt_->env_.job_id;
+    // The merged file: `path`, or a file in it when it names a directory.
+    struct stat st;
+    if (path.empty() || path.back() == '/' || (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)))
+      path = (path.empty() ? std::string(".") : path) + "/symmem-trace-" + job + ".json";
+    if (path[0] != '/') {
+      char cwd[4096];
+      if (getcwd(cwd, sizeof cwd)) path = std::string(cwd) + "/" + path;
+    }
+    const std::string file = "/dev/shm/" + trace::ring_prefix(job) + std::to_string(rank);
+    fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd_ < 0) {
+      log_pe(LogLevel::kWarn, rank, "SYMMEM_TRACE: cannot create %s: %s; no trace", file.c_str(), std::strerror(errno));
+      return;
+    }
+    cap_ = (bytes - trace::kHeaderBytes) / sizeof(Rec);
+    map_bytes_ = trace::kHeaderBytes + cap_ * sizeof(Rec);
+    // Reserve the whole ring now: a store into a page tmpfs cannot back would be SIGBUS.
+    if (int e = posix_fallocate(fd_, 0, off_t(map_bytes_)); e != 0) {
+      log_pe(LogLevel::kWarn, rank, "SYMMEM_TRACE: cannot reserve %s for %s: %s; no trace",
+             format_size(map_bytes_).c_str(), file.c_str(), std::strerror(e));
+      ::unlink(file.c_str());
+      return;
+    }
+    // Populated: no page fault on the data path.
+    void* m = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0);
+    if (m == MAP_FAILED) {
+      log_pe(LogLevel::kWarn, rank, "SYMMEM_TRACE: cannot map %s: %s; no trace", file.c_str(), std::strerror(errno));
+      ::unlink(file.c_str());
+      return;
+    }
+    map_ = m;
+    h_ = static_cast<Header*>(m);
+    ring_ = reinterpret_cast<Rec*>(static_cast<char*>(m) + trace::kHeaderBytes);
+    tsc_ = tsc_invariant();
+    h_->version = trace::kRingVersion;
+    h_->rec_size = sizeof(Rec);
+    h_->rank = rank;
+    h_->npes = rt_->npes_;
+    h_->pid = int32_t(getpid());
+    h_->clock = tsc_ ? 1 : 0;
+    h_->capacity = cap_;
+    h_->head.store(0, std::memory_order_relaxed);
+    h_->state.store(1, std::memory_order_relaxed);
+    h_->tick0 = ticks();
+    h_->ns0 = now_ns();
+    h_->tick1 = h_->tick0;
+    h_->ns1 = h_->ns0;
+    gethostname(h_->host, sizeof h_->host - 1);
+    std::snprintf(h_->job, sizeof h_->job, "%s", job.c_str());
+    std::snprintf(h_->out_path, sizeof h_->out_path, "%s", path.c_str());
+    for (int i = 0; i < int(Op::kCount) && i < trace::kOpNames; ++i)
+      std::snprintf(h_->op_names[i], trace::kOpNameLen, "%s", op_name(Op(i)));
+    std::snprintf(h_->op_names[trace::kOpAllocInfo], trace::kOpNameLen, "alloc_info");
+    std::snprintf(h_->op_names[trace::kOpFreeInfo], trace::kOpNameLen, "free_info");
+    std::snprintf(h_->op_names[trace::kOpWaitSleep], trace::kOpNameLen, "sleep");
+    copy_names();
+    std::atomic_thread_fence(std::memory_order_release);
+    h_->magic = trace::kRingMagic;  // last: a reader trusts the header from here on
+  }
+
+  Runtime::Impl* rt_;
+  Header* h_ = nullptr;
+  Rec* ring_ = nullptr;
+  uint64_t cap_ = 0;
+  void* map_ = nullptr;
+  size_t map_bytes_ = 0;
+  int fd_ = -1;
+  bool tsc_ = false;
+  bool heap_known_ = false;
+  uint32_t names_copied_ = 0;
+  struct Live {
+    uint32_t number;
+    uint64_t size;
+  };
+  std::map<uint64_t, Live> live_;
+};
+
+}  // namespace
+
+std::unique_ptr<ToolHooks> make_trace_tool(void* impl, const Config& cfg) {
+  auto t = std::make_unique<TraceTool>(static_cast<Runtime::Impl*>(impl), cfg);
+  if (!t->ok()) return nullptr;
+  return t;
+}
+
+}  // namespace symmem::dfx

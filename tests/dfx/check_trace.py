@@ -1,0 +1,220 @@
+#!/usr/bin/python3
+"""Runs trace_prog with SYMMEM_TRACE and validates the merged trace (docs/dfx.md, Timeline).
+
+check_trace.py CASE SYMMEM_RUN SYMMEM_TRACE PROG
+  kill:       4 PEs under symmem-run, PE 3 killed mid-run; symmem-run merges (exit 137).
+  ok:         4 PEs under symmem-run, normal end.
+  standalone: 1 PE without a launcher; `symmem-trace merge JOB` merges.
+Checks the schema (traceEvents; ph/ts/dur/pid/tid; flows paired s->f), the events of the
+known program per PE, the put_signal -> wait arrows, the barrier arrows, the killed PE's
+last events, allocation names, and that no ring is left in /dev/shm.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ITERS, TAIL_PUTS = 20, 5
+
+
+def fail(msg):
+    print("check_trace: FAIL: " + msg)
+    sys.exit(1)
+
+
+def check_schema(doc):
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+        fail("no traceEvents list")
+    if doc.get("otherData", {}).get("schema") != "symmem-trace/1":
+        fail("otherData.schema is not symmem-trace/1")
+    flows = {}
+    for e in doc["traceEvents"]:
+        for k in ("ph", "pid", "tid", "name"):
+            if k not in e:
+                fail("event without %s: %r" % (k, e))
+        if not isinstance(e["pid"], int) or not isinstance(e["tid"], int):
+            fail("pid/tid not integers: %r" % e)
+        ph = e["ph"]
+        if ph == "X":
+            if not isinstance(e.get("ts"), (int, float)) or not isinstance(e.get("dur"), (int, float)):
+                fail("X event without numeric ts/dur: %r" % e)
+            if e["ts"] < 0 or e["dur"] < 0:
+                fail("negative ts/dur: %r" % e)
+            if not isinstance(e.get("args"), dict):
+                fail("X event without args: %r" % e)
+        elif ph in ("s", "f"):
+            if not isinstance(e.get("id"), int) or not isinstance(e.get("ts"), (int, float)):
+                fail("flow event without id/ts: %r" % e)
+            if ph == "f" and e.get("bp") != "e":
+                fail("flow end not bound to its enclosing slice: %r" % e)
+            flows.setdefault(e["id"], {}).setdefault(ph, []).append(e)
+        elif ph == "M":
+            if e["name"] not in ("process_name", "process_sort_index", "thread_name"):
+                fail("unknown metadata event %r" % e)
+        else:
+            fail("unexpected phase %r" % ph)
+    pairs = []
+    for fid, d in flows.items():
+        if len(d.get("s", [])) != 1 or len(d.get("f", [])) != 1:
+            fail("flow id %d is not one s and one f: %r" % (fid, d))
+        pairs.append((d["s"][0], d["f"][0]))
+    return pairs
+
+
+def enclosing(slices, pid, tid, ts):
+    """The innermost X slice of (pid, tid) containing ts."""
+    best = None
+    for e in slices.get((pid, tid), []):
+        if e["ts"] - 5e-4 <= ts <= e["ts"] + e["dur"] + 5e-4 and (best is None or e["dur"] <= best["dur"]):
+            best = e
+    return best
+
+
+def validate(doc, npes, killed):
+    pairs = check_schema(doc)
+    evs = doc["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "process_name"}
+    if sorted(names) != list(range(npes)):
+        fail("process tracks %r, want PEs 0..%d" % (sorted(names), npes - 1))
+    for pe, nm in names.items():
+        if not re.match(r"PE %d \([^:]+:\d+\)" % pe, nm):
+            fail("track name %r" % nm)
+        unfinished = "[did not finalize]" in nm
+        if killed and not unfinished:
+            fail("PE %d's track does not say it did not finalize: %r" % (pe, nm))
+        if not killed and unfinished:
+            fail("PE %d finalized but its track says otherwise: %r" % (pe, nm))
+    xs = [e for e in evs if e["ph"] == "X"]
+    slices = {}
+    for e in xs:
+        slices.setdefault((e["pid"], e["tid"]), []).append(e)
+    for pe in range(npes):
+        mine = [e for e in xs if e["pid"] == pe]
+        ps = [e for e in mine if e["cat"] == "put_signal"]
+        waits = [e for e in mine if e["cat"] == "wait"]
+        bars = [e for e in mine if e["cat"] == "barrier"]
+        if len(ps) != ITERS:
+            fail("PE %d: %d put_signal events, want %d" % (pe, len(ps), ITERS))
+        if len(waits) != ITERS or any(w["name"] != "signal_wait_until" for w in waits):
+            fail("PE %d: %d signal_wait_until events, want %d" % (pe, len(waits), ITERS))
+        for e in ps:
+            a = e["args"]
+            if a["peer"] != (pe + 1) % npes or a["bytes"] != 64:
+                fail("PE %d put_signal args %r" % (pe, a))
+            if not a["signal"].startswith("'flags' (allocation #2") or not a["dest"].startswith("'halo' (allocation #1"):
+                fail("PE %d put_signal does not name its allocations: %r" % (pe, a))
+        # init's barriers, the first one, one per round, the last one, (kill) the final one
+        if len(bars) < ITERS + 2:
+            fail("PE %d: %d barriers, want at least %d" % (pe, len(bars), ITERS + 2))
+        seqs = [b["args"]["seq"] for b in bars]
+        if seqs != sorted(seqs) or len(set(seqs)) != len(seqs):
+            fail("PE %d: barrier sequence numbers %r" % (pe, seqs))
+        if killed:
+            last = max(bars, key=lambda b: b["ts"])
+            if pe != npes - 1 and not last["args"].get("unfinished"):
+                fail("PE %d: its last barrier (where it was when the job ended) is not unfinished" % pe)
+    if killed:
+        puts = [e for e in xs if e["pid"] == npes - 1 and e["cat"] == "put"]
+        if len(puts) != TAIL_PUTS or any(p["args"]["peer"] != 0 or p["args"]["bytes"] != 8 for p in puts):
+            fail("killed PE %d: %d puts to PE 0 before its death, want %d" % (npes - 1, len(puts), TAIL_PUTS))
+        last_bar = max(e["ts"] for e in xs if e["pid"] == npes - 1 and e["cat"] == "barrier")
+        if not all(p["ts"] > last_bar for p in puts):
+            fail("killed PE's puts are not after its last barrier")
+    # Round 3's waits slept (the sender was sleeping): sleep slices inside waits.
+    sleeps = [e for e in xs if e["name"] == "sleep"]
+    if npes > 1 and not sleeps:
+        fail("no sleep slice (round 3's waits should sleep)")
+    # put_signal -> wait: every wait has one arrow, from its left neighbour's put_signal.
+    sig_flows = 0
+    for s, f in pairs:
+        if s["name"] != "signal":
+            continue
+        src = enclosing(slices, s["pid"], s["tid"], s["ts"])
+        dst = enclosing(slices, f["pid"], f["tid"], f["ts"])
+        if src is None or dst is None:
+            fail("signal flow %d not inside slices" % s["id"])
+        if src["cat"] != "put_signal" or dst["cat"] != "wait":
+            fail("signal flow %d from %s to %s" % (s["id"], src["cat"], dst["cat"]))
+        if src["pid"] != (dst["pid"] - 1) % npes:
+            fail("signal flow %d from PE %d to PE %d" % (s["id"], src["pid"], dst["pid"]))
+        if src["ts"] > dst["ts"] + dst["dur"]:
+            fail("signal flow %d goes back in time" % s["id"])
+        sig_flows += 1
+    if sig_flows != ITERS * npes:
+        fail("%d signal flows, want %d" % (sig_flows, ITERS * npes))
+    bar_flows = 0
+    for s, f in pairs:
+        if s["name"] != "last arrival":
+            continue
+        src = enclosing(slices, s["pid"], s["tid"], s["ts"])
+        dst = enclosing(slices, f["pid"], f["tid"], f["ts"])
+        if src is None or dst is None or src["cat"] != "barrier" or dst["cat"] != "barrier":
+            fail("barrier flow %d not between barriers" % s["id"])
+        if src["args"]["seq"] != dst["args"]["seq"] or src["pid"] == dst["pid"]:
+            fail("barrier flow %d joins barriers #%d and #%d" % (s["id"], src["args"]["seq"], dst["args"]["seq"]))
+        if src["ts"] < dst["ts"]:
+            fail("barrier flow %d: the last arriver came before PE %d" % (s["id"], dst["pid"]))
+        bar_flows += 1
+    if npes > 1 and bar_flows < (ITERS + 1) * (npes - 1):
+        fail("%d barrier flows, want at least %d" % (bar_flows, (ITERS + 1) * (npes - 1)))
+    print("check_trace: %d PEs, %d slices, %d signal flows, %d barrier flows: ok" % (npes, len(xs), sig_flows, bar_flows))
+
+
+def rings_of(job):
+    return [f for f in os.listdir("/dev/shm") if f.startswith("symmem-%s-trace-pe" % job)]
+
+
+def main():
+    case, run, tool, prog = sys.argv[1:5]
+    tmp = tempfile.mkdtemp(prefix="symmem-trace-test-")
+    out = os.path.join(tmp, "t.json")
+    env = dict(os.environ, SYMMEM_LOG_LEVEL="warn")
+    env.pop("SYMMEM_TRACE", None)
+    if case == "standalone":
+        env["SYMMEM_TRACE"] = out + ",size=2M"
+        for k in ("SYMMEM_RANK", "SYMMEM_NPES", "SYMMEM_STORE", "SYMMEM_JOB_ID"):
+            env.pop(k, None)
+        p = subprocess.run([prog, "ok"], env=env, capture_output=True, text=True, timeout=120)
+        print(p.stdout + p.stderr)
+        if p.returncode != 0:
+            fail("program exit %d" % p.returncode)
+        m = re.search(r"symmem-trace merge (\S+)", p.stderr)
+        if not m:
+            fail("no merge hint from PE 0")
+        job = m.group(1)
+        if len(rings_of(job)) != 1:
+            fail("ring of job %s not in /dev/shm" % job)
+        q = subprocess.run([tool, "merge", job], capture_output=True, text=True, timeout=120)
+        print(q.stdout + q.stderr)
+        if q.returncode != 0 or "written to " + out not in q.stdout:
+            fail("symmem-trace merge exit %d" % q.returncode)
+        if rings_of(job):
+            fail("rings left in /dev/shm after the merge")
+        npes, killed = 1, False
+    else:
+        npes, killed = 4, case == "kill"
+        # Few yields before a wait sleeps, so round 3's waits sleep even on a loaded machine.
+        cmd = [run, "-n", str(npes), "--timeout", "90", "-x", "SYMMEM_TRACE=%s,size=2M" % out,
+               "-x", "SYMMEM_WAIT_YIELD=2", prog, case]
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=150)
+        print(p.stdout + p.stderr)
+        want = 137 if killed else 0
+        if p.returncode != want:
+            fail("symmem-run exit %d, want %d" % (p.returncode, want))
+        m = re.search(r"trace of (\d+) PEs \((\d+) events, (\d+) flows(, (\d+) PEs did not finalize)?\) written to (\S+)",
+                      p.stderr)
+        if not m or int(m.group(1)) != npes or m.group(6) != out:
+            fail("symmem-run did not report the merged trace")
+        if killed and m.group(5) != str(npes):
+            fail("symmem-run should say that the %d PEs did not finalize" % npes)
+    with open(out) as f:
+        doc = json.load(f)
+    validate(doc, npes, killed)
+    os.unlink(out)
+    os.rmdir(tmp)
+
+
+if __name__ == "__main__":
+    main()
