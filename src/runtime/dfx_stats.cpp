@@ -283,6 +283,9 @@ class StatsTool final : public ToolHooks {
 
   void op_begin(OpEvent& ev) override {
     if (SYMMEM_DFX_UNLIKELY(unsigned(ev.pe) >= unsigned(r_.npes_))) return;  // reported by the call
+    // Waits, tests, locks, quiet and fence move no data: they count as blocked time (wait_end).
+    if (ev.op == Op::kWait || ev.op == Op::kTest || ev.op == Op::kLock || ev.op == Op::kQuiet || ev.op == Op::kFence)
+      return;
     Block& b = mine();
     const int route = r_.off_node(ev.pe) ? 1 : 0;
     Cell& c = b.ops[int(ev.op)][route];

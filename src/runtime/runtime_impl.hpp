@@ -174,15 +174,30 @@ struct Runtime::Impl {
         Done* done;
         Impl* self;
         uint32_t n;
-      } w{&done, this, 0};
+        int described;  // as in wait_adaptive: the status page shows this wait
+        int peer;
+        const char* what;
+      } w{&done, this, 0, 0, peer, what};
       ucx_->drive(
           [](void* a) {
             W* x = static_cast<W*>(a);
             if ((*x->done)()) return true;
-            if ((++x->n & 255) == 0) x->self->net_wait_slow();
+            if ((++x->n & 255) == 0) {
+              x->self->net_wait_slow();
+              if (!SYMMEM_DFX_HOOKS) {
+              } else if (!x->described) {
+                dfx::WaitDesc d;
+                d.call = x->what;
+                d.owner = x->peer;
+                x->described = x->self->dfx_.wait_sleep(d) ? 1 : 2;
+              } else if (SYMMEM_UNLIKELY(x->self->dfx_.tools_ != 0)) {
+                x->self->dfx_.wait_tick();
+              }
+            }
             return false;
           },
           &w, peer, what);
+      if (SYMMEM_UNLIKELY(w.described)) dfx_.wait_done(w.described == 1);
       return;
     }
     uint64_t polls = 0;
