@@ -358,8 +358,9 @@ Report build(const Source& src, const Options& opt) {
     // A PE of this node without a page yet is in init: live, and not waiting.
     p.live = alive && (p.b.visible ? p.b.state != State::kFinalized : !pi.remote);
     if (p.a.visible && p.b.visible)
-      p.moved = p.a.progress != p.b.progress || p.a.state != p.b.state || p.a.coll_count != p.b.coll_count ||
-                p.a.call_id != p.b.call_id;
+      // A state change inside one call (in call -> asleep, as a PE that handed its CPU over
+      // goes to sleep) is not progress; entering or leaving a call changes call_id or progress.
+      p.moved = p.a.progress != p.b.progress || p.a.coll_count != p.b.coll_count || p.a.call_id != p.b.call_id;
     if (p.a.cpu_s >= 0 && p.b.cpu_s >= 0 && gap > 0) p.cpu_pct = 100.0 * (p.b.cpu_s - p.a.cpu_s) / gap;
     if (p.b.waiting) {
       p.wait_s = double(t1 - std::min(t1, p.b.w.since_ns)) * 1e-9;
