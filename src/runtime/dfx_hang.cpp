@@ -47,7 +47,10 @@ std::string ranks_text(const std::vector<int>& r) {
     if (j - i >= 2) {
       s += std::to_string(r[i]) + "-" + std::to_string(r[j]);
     } else {
-      for (size_t k = i; k <= j; ++k) s += (k > i ? "," : "") + std::to_string(r[k]);
+      for (size_t k = i; k <= j; ++k) {
+        if (k > i) s += ',';
+        s += std::to_string(r[k]);
+      }
     }
     i = j + 1;
   }
@@ -66,7 +69,10 @@ std::string json_str(const std::string& s) {
 
 std::string json_ints(const std::vector<int>& v) {
   std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(v[i]);
+  }
   return s + "]";
 }
 

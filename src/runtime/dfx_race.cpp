@@ -87,7 +87,7 @@ std::string symbolize(uint64_t site, int pid) {
     char fn[512] = "", loc[512] = "";
     if (std::fgets(fn, sizeof fn, p) && std::fgets(loc, sizeof loc, p)) {
       fn[std::strcspn(fn, "\n")] = 0;
-      loc[std::strcspn(loc, "\n")] = 0;
+      loc[std::strcspn(loc, "\n ")] = 0;  // drop " (discriminator N)"
       const char* slash = std::strrchr(loc, '/');
       if (loc[0] != '?') out = std::string(slash ? slash + 1 : loc) + " (" + fn + ")";
       else if (fn[0] != '?') out = fn;

@@ -616,7 +616,10 @@ void StatsTool::report(const std::vector<Row>& rows) {
     for (int pe = 0; pe < n; ++pe)
       if (std::find(hosts.begin(), hosts.end(), host_of(pe)) == hosts.end()) hosts.push_back(host_of(pe));
     j += ",\"hosts\":[";
-    for (size_t i = 0; i < hosts.size(); ++i) j += (i ? "," : "") + json_str(hosts[i]);
+    for (size_t i = 0; i < hosts.size(); ++i) {
+      if (i) j += ',';
+      j += json_str(hosts[i]);
+    }
     j += "]";
   }
   j += ",\"per_pe\":[";
@@ -657,7 +660,10 @@ void StatsTool::report(const std::vector<Row>& rows) {
         j += f2 ? "" : ",";
         f2 = false;
         j += "\"" + std::string(op_name(Op(o))) + "\":[";
-        for (int h = 0; h < kHistBuckets; ++h) j += (h ? "," : "") + std::to_string(r.hist[o][h]);
+        for (int h = 0; h < kHistBuckets; ++h) {
+          if (h) j += ',';
+          j += std::to_string(r.hist[o][h]);
+        }
         j += "]";
       }
       j += "}";
@@ -673,7 +679,8 @@ void StatsTool::report(const std::vector<Row>& rows) {
         j += i ? ",[" : "[";
         for (int t = 0; t < n; ++t) {
           const Cell& c = rows[size_t(i)].matrix[k][size_t(t)];
-          j += (t ? "," : "") + std::to_string(f ? c.bytes : c.calls);
+          if (t) j += ',';
+          j += std::to_string(f ? c.bytes : c.calls);
         }
         j += "]";
       }
@@ -702,7 +709,8 @@ void StatsTool::report(const std::vector<Row>& rows) {
         j += ",\"" + std::string(name) + "\":[";
         for (int i = 0; i < nr; ++i) {
           auto it = rows[size_t(i)].colls.find(key);
-          j += (i ? "," : "") + (it == rows[size_t(i)].colls.end() ? std::string("0") : get(it->second));
+          if (i) j += ',';
+          j += it == rows[size_t(i)].colls.end() ? std::string("0") : get(it->second);
         }
         j += "]";
       };
