@@ -38,12 +38,8 @@ def exe(name):
     return os.path.join(ARGS.bin_dir, name)
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from free_ports import free_ports  # noqa: E402
 
 
 def base_env(**extra):
@@ -315,14 +311,14 @@ def torchrun_env(rank, n, port, **extra):
 
 
 def test_torchrun_env_with_secret():
-    n, port, secret = 3, free_port() - 1, secrets.token_hex(32)
+    n, port, secret = 3, free_ports(1) - 1, secrets.token_hex(32)
     pes = run_pes([([exe("init_pe"), "default"], torchrun_env(r, n, port, SYMMEM_STORE_SECRET=secret))
                    for r in range(n)])
     expect_ok(pes, n)
 
 
 def test_torchrun_env_without_secret_requires_explicit_opt_out():
-    n, port = 2, free_port() - 1
+    n, port = 2, free_ports(1) - 1
     pes = run_pes([([exe("init_pe"), "default"], torchrun_env(r, n, port)) for r in range(n)])
     for p in pes:
         check(p.rc != 0 and "no secret can be shared under torchrun" in p.err and "SYMMEM_STORE_TLS=off" in p.err,
@@ -341,7 +337,7 @@ def test_slurm_env_single_node():
 
 
 def test_pmi_env_with_store_and_secret():
-    n, port, secret = 3, free_port(), secrets.token_hex(32)
+    n, port, secret = 3, free_ports(1), secrets.token_hex(32)
     pes = run_pes([([exe("init_pe"), "default"],
                     base_env(PMI_RANK=r, PMI_SIZE=n, SYMMEM_STORE="tcp://127.0.0.1:%d" % port,
                              SYMMEM_STORE_SECRET=secret)) for r in range(n)])
@@ -376,7 +372,7 @@ def test_launchers_disagree():
 def test_two_processes_claim_the_same_pe():
     # Two processes are given PE 1; PE 2 comes late so that the job is still in init when
     # both have joined the store.
-    n, port, secret = 3, free_port(), secrets.token_hex(32)
+    n, port, secret = 3, free_ports(1), secrets.token_hex(32)
     env = lambda r: base_env(PMI_RANK=r, PMI_SIZE=n, SYMMEM_STORE="tcp://127.0.0.1:%d" % port,
                              SYMMEM_STORE_SECRET=secret, SYMMEM_INIT_TIMEOUT=6)
     pes = [Pe([exe("init_pe"), "default"], env(r)) for r in (0, 1, 1)]
@@ -391,7 +387,7 @@ def test_two_processes_claim_the_same_pe():
 # ---------------------------------------------------------------------------- consistency
 
 def test_pe_count_differs():
-    port, secret = free_port() - 1, secrets.token_hex(32)
+    port, secret = free_ports(1) - 1, secrets.token_hex(32)
     pes = run_pes([([exe("init_pe"), "default"], torchrun_env(0, 2, port, SYMMEM_STORE_SECRET=secret,
                                                                  SYMMEM_INIT_TIMEOUT=4, LOCAL_WORLD_SIZE=1)),
                    ([exe("init_pe"), "default"], torchrun_env(1, 3, port, SYMMEM_STORE_SECRET=secret,
@@ -422,7 +418,7 @@ def test_library_version_differs():
 
 
 def test_pe_never_arrives_is_named():
-    port, secret = free_port() - 1, secrets.token_hex(32)
+    port, secret = free_ports(1) - 1, secrets.token_hex(32)
     pes = run_pes([([exe("init_pe"), "default"], torchrun_env(r, 3, port, SYMMEM_STORE_SECRET=secret,
                                                                  SYMMEM_INIT_TIMEOUT=3)) for r in (0, 1)])
     for p in pes:
@@ -432,7 +428,7 @@ def test_pe_never_arrives_is_named():
 def test_pe_dying_during_init_ends_the_others():
     # PE 2 joins the store and waits for PE 1, which is not started yet; PE 2 is killed
     # there. PE 0 and PE 1 (started after) must end, naming PE 2, within the init timeout.
-    port, secret = free_port() - 1, secrets.token_hex(32)
+    port, secret = free_ports(1) - 1, secrets.token_hex(32)
     env = lambda r: torchrun_env(r, 3, port, SYMMEM_STORE_SECRET=secret, SYMMEM_INIT_TIMEOUT=4)
     pe0 = Pe([exe("init_pe"), "default"], env(0))
     pe2 = Pe([exe("init_pe"), "default"], env(2))

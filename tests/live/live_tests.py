@@ -44,12 +44,8 @@ def check(cond, msg):
         raise Failure(msg)
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from free_ports import free_ports  # noqa: E402
 
 
 TOKEN = "live-" + secrets.token_hex(6)  # in every PE's environment: finds leftovers
@@ -281,7 +277,7 @@ def test_hand_global_exit():
 def test_hand_torchrun_env():
     """The environment torchrun gives its workers (RANK, WORLD_SIZE, MASTER_ADDR/PORT),
     without torchrun's agent: symmem alone ends the job."""
-    port = free_port()
+    port = free_ports(1)
     secret = secrets.token_hex(32)
     for mode in ("kill", "global_exit"):
         run_id = "live-" + secrets.token_hex(4)
@@ -307,7 +303,7 @@ def test_torchrun():
             # --redirects 1 --tee 1: Debian's torch 1.13 under Python 3.11 cannot parse the
             # default "0"; stdout is teed, stderr inherited, so both reach this driver.
             cmd = lambda args: [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(NPES),
-                                "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
+                                "--master_addr", "127.0.0.1", "--master_port", str(free_ports(2)),
                                 "--monitor_interval", "1", "--redirects", "1", "--tee", "1", "--log_dir", logs,
                                 shim, ARGS.pe] + args
             # torchrun ends with 1 whatever its workers' codes (it lists them).
@@ -381,7 +377,7 @@ class Slurm:
             f.write("\n".join([
                 "ClusterName=symmemlive%s" % secrets.token_hex(3),
                 "SlurmctldHost=%s(127.0.0.1)" % host,
-                "SlurmctldPort=%d" % free_port(), "SlurmdPort=%d" % free_port(),
+                "SlurmctldPort=%d" % free_ports(1), "SlurmdPort=%d" % free_ports(1),
                 "AuthType=auth/none", "CredType=cred/none", "SlurmUser=root", "SlurmdUser=root",
                 "StateSaveLocation=%s/state" % d, "SlurmdSpoolDir=%s/spool" % d,
                 "SlurmctldPidFile=%s/slurmctld.pid" % d, "SlurmdPidFile=%s/slurmd.pid" % d,

@@ -141,11 +141,9 @@ def test_testing_run_helper():
 
 def test_torchrun_init_torch():
     pytest.importorskip("torch")
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+    from free_ports import free_ports
+    port = free_ports(2)  # torchrun's store, then symmem's
     import shutil
     import tempfile
     logs = tempfile.mkdtemp(prefix="symmem-py-torchrun-")
