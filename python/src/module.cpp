@@ -1374,10 +1374,28 @@ struct FastArgs {
   }
 };
 
+// Runs a fast call's body (a new reference, or nullptr with the error set) with the C++
+// exceptions it throws set as the Python errors they stand for.
+template <class F>
+PyObject* py_guard(F&& body) noexcept {
+  try {
+    return body();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const symmem::Error& e) {
+    set_error(e);
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
 template <int Kind>
 PyObject* fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   static const char* const names[] = {"put", "get", "p", "g"};
-  try {
+  return py_guard([&]() -> PyObject* {
     PyRt& r = *static_cast<PyRt*>(PyCapsule_GetPointer(cap, nullptr));
     if constexpr (Kind < 2) {
       FastArgs a{args, nargs, kwnames, names[Kind]};
@@ -1441,16 +1459,7 @@ PyObject* fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyOb
       }
       return out.release().ptr();
     }
-  } catch (py::error_already_set& e) {
-    e.restore();
-  } catch (const symmem::Error& e) {
-    set_error(e);
-  } catch (const py::builtin_exception& e) {
-    e.set_error();
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return nullptr;
+  });
 }
 
 const char* fast_name(int k) {
@@ -1470,7 +1479,7 @@ const char* const kTeamFast[] = {"reduce", "broadcast", "fcollect", "alltoall", 
 
 template <int Kind>
 PyObject* team_fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  try {
+  return py_guard([&]() -> PyObject* {
     auto* ref = static_cast<TeamRef*>(PyCapsule_GetPointer(cap, nullptr));
     if (!*ref->alive) raise(exc->state, std::string(kTeamFast[Kind]) + ": the Team object is gone");
     PyTeam& pt = *ref->t;
@@ -1500,16 +1509,7 @@ PyObject* team_fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs,
       }
     }
     Py_RETURN_NONE;
-  } catch (py::error_already_set& e) {
-    e.restore();
-  } catch (const symmem::Error& e) {
-    set_error(e);
-  } catch (const py::builtin_exception& e) {
-    e.set_error();
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return nullptr;
+  });
 }
 
 template <int... K>

@@ -19,13 +19,8 @@ ARGS = None
 TIMEOUT = 45
 
 
-class Failure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from driver import Failure, check, run_case  # noqa: E402
 
 
 def base_env(**extra):
@@ -272,27 +267,10 @@ def test_shmem_info():
     check("OpenSHMEM 1.5" not in p.stdout, p.stdout)
 
 
-def main():
-    global ARGS
+if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--info", required=True)
     ap.add_argument("--symmem-run", required=True)
     ap.add_argument("--pe", required=True)
     ap.add_argument("--tunables", required=True)
-    ap.add_argument("case")
-    ARGS = ap.parse_args()
-    fn = globals().get("test_" + ARGS.case)
-    if fn is None:
-        print("no such case: " + ARGS.case)
-        return 2
-    try:
-        fn()
-    except (Failure, subprocess.TimeoutExpired) as e:
-        print("FAILED: %s" % e)
-        return 1
-    print("ok")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_case(globals(), ap))

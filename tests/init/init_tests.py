@@ -10,7 +10,6 @@ holds (another case running beside it may hold its own).
 Standard library only.
 """
 import argparse
-import glob
 import os
 import secrets
 import signal
@@ -25,21 +24,12 @@ ARGS = None
 TIMEOUT = 60
 
 
-class Failure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from driver import Skip, check, free_ports, run_case  # noqa: E402
 
 
 def exe(name):
     return os.path.join(ARGS.bin_dir, name)
-
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from free_ports import free_ports  # noqa: E402
 
 
 def base_env(**extra):
@@ -91,33 +81,6 @@ def expect_ok(pes, n=None):
     if n is not None:
         for r in range(n):
             check(("PE %d of %d ok" % (r, n)) in text, "PE %d did not report ok:\n%s" % (r, show(pes)))
-
-
-def shm_objects():
-    return set(glob.glob("/dev/shm/symmem-*"))
-
-
-def held_shm_objects():
-    """The /dev/shm objects some live process has open or mapped. CTest runs cases side by
-    side: an object a running case holds is not a leak of this one (this case's PEs have all
-    exited when it is asked)."""
-    held = set()
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            for fd in os.listdir("/proc/%s/fd" % pid):
-                try:
-                    held.add(os.readlink("/proc/%s/fd/%s" % (pid, fd)))
-                except OSError:
-                    pass
-            with open("/proc/%s/maps" % pid) as f:
-                for line in f:
-                    if "/dev/shm/" in line:
-                        held.add(line.split(None, 5)[-1].strip())
-        except OSError:
-            pass
-    return held
 
 
 # ---------------------------------------------------------------------------- unique id
@@ -444,43 +407,9 @@ def test_pe_dying_during_init_ends_the_others():
         check(p.rc != 0 and "PE 2 of 3" in p.err, show(pes))
 
 
-class Skip(Exception):
-    pass
-
-
-def main():
-    global ARGS
+if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin-dir", required=True)
     ap.add_argument("--symmem-run", required=True)
     ap.add_argument("--mpirun", default="")
-    ap.add_argument("case")
-    ARGS = ap.parse_args()
-    fn = globals().get("test_" + ARGS.case)
-    if fn is None:
-        print("no such case: " + ARGS.case)
-        return 2
-    before = shm_objects()
-    try:
-        fn()
-    except Skip as e:
-        print("skipped: %s" % e)
-        return 77
-    except Failure as e:
-        print("FAILED: %s" % e)
-        return 1
-    deadline = time.monotonic() + 3
-    while True:
-        left = shm_objects() - before - held_shm_objects()
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    if left:
-        print("FAILED: left in /dev/shm: %s" % sorted(left))
-        return 1
-    print("ok")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_case(globals(), ap, shm_check=True))

@@ -13,7 +13,6 @@ one-node Slurm of its own (config and state in a temporary folder, free ports, s
 afterwards; exit 77 where it cannot start). Standard library only.
 """
 import argparse
-import glob
 import os
 import re
 import secrets
@@ -31,21 +30,8 @@ TIMEOUT = 60     # a job that has not ended by then hangs: a failure
 END_WITHIN = 10  # seconds from the victim's failure to the end of the job (Slurm's own timer: 30 s)
 
 
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
-
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from free_ports import free_ports  # noqa: E402
+from driver import Failure, Skip, check, free_ports, run_case  # noqa: E402
 
 
 TOKEN = "live-" + secrets.token_hex(6)  # in every PE's environment: finds leftovers
@@ -445,66 +431,9 @@ def test_slurm():
 
 # ----------------------------------------------------------------------------
 
-def shm_objects():
-    return set(glob.glob("/dev/shm/symmem-*"))
-
-
-def held_shm_objects():
-    """Objects a live process holds: a case running beside this one may hold its own."""
-    held = set()
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            for fd in os.listdir("/proc/%s/fd" % pid):
-                try:
-                    held.add(os.readlink("/proc/%s/fd/%s" % (pid, fd)))
-                except OSError:
-                    pass
-            with open("/proc/%s/maps" % pid) as f:
-                for line in f:
-                    if "/dev/shm/" in line:
-                        held.add(line.split(None, 5)[-1].strip())
-        except OSError:
-            pass
-    return held
-
-
-def main():
-    global ARGS
+if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--pe", required=True)
     ap.add_argument("--symmem-run", required=True)
     ap.add_argument("--mpirun", default="")
-    ap.add_argument("case")
-    ARGS = ap.parse_args()
-    fn = globals().get("test_" + ARGS.case)
-    if fn is None:
-        print("no such case: " + ARGS.case)
-        return 2
-    before = shm_objects()
-    try:
-        fn()
-    except Skip as e:
-        print("skipped: %s" % e)
-        return 77
-    except Failure as e:
-        print("FAILED: %s" % e)
-        return 1
-    finally:
-        kill_leftovers()
-    deadline = time.monotonic() + 3
-    while True:
-        left = shm_objects() - before - held_shm_objects()
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    if left:
-        print("FAILED: left in /dev/shm: %s" % sorted(left))
-        return 1
-    print("ok")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_case(globals(), ap, shm_check=True, cleanup=kill_leftovers))

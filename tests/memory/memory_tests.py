@@ -18,21 +18,11 @@ import time
 import uuid
 
 ARGS = None
-SKIP = 77
 MiB = 1 << 20
 
 
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from driver import Failure, Skip, check, run_case  # noqa: E402
 
 
 # ---------------------------------------------------------------------------- cgroups
@@ -419,28 +409,8 @@ def test_oom_killer_named():
         cg.close()
 
 
-def main():
-    global ARGS
+if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--launcher", required=True)
     ap.add_argument("--pe", required=True)
-    ap.add_argument("case")
-    ARGS = ap.parse_args()
-    fn = globals().get("test_" + ARGS.case)
-    if not fn:
-        print("no such case: " + ARGS.case)
-        return 2
-    try:
-        fn()
-    except Skip as e:
-        print("SKIPPED: %s" % e)
-        return SKIP
-    except Failure as e:
-        print("FAILED: %s" % e)
-        return 1
-    print("PASSED")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_case(globals(), ap))

@@ -142,7 +142,7 @@ def test_testing_run_helper():
 def test_torchrun_init_torch():
     pytest.importorskip("torch")
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-    from free_ports import free_ports
+    from driver import free_ports
     port = free_ports(2)  # torchrun's store, then symmem's
     import shutil
     import tempfile
