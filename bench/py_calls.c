@@ -41,10 +41,13 @@ int main(int argc, char** argv) {
   double* rs = shmem_calloc(131072, 8);
   double* rd = shmem_calloc(131072, 8);
   double one = 1.0, g;
-  char* src = calloc(1, 65536);
+  // page-aligned sources, as python_calls.py's: a copy's speed depends on the alignment
+  char* src = aligned_alloc(4096, 1 << 20);
+  memset(src, 1, 1 << 20);  // touched: untouched pages would all be the one zero page
   BEST("p", small, 0, shmem_double_p(a, one, 1));
   BEST("put_8B", small, 0, shmem_putmem(a, &one, 8, 1));
   BEST("put_64KiB", mid, 0, shmem_putmem(b, src, 65536, 1));
+  BEST("put_1MiB", big, 0, shmem_putmem(rd, src, 1 << 20, 1));
   BEST("get_8B", small, 0, shmem_getmem(&g, a, 8, 1));
   BEST("atomic_fetch_add", small, 0, (void)shmem_long_atomic_fetch_add(c, 1, 1));
   BEST("barrier_all", mid, 1, shmem_barrier_all());

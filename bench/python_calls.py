@@ -1,6 +1,7 @@
 """Cost per call of the Python module against the same calls from C (bench/py_calls.c),
-in the same run: p, put (8 B, 64 KiB), get, atomic_fetch_add, barrier_all, allreduce of
-8 B and 1 MiB, at 2 PEs (PE 0 targets PE 1). Each figure is the best of 5 loops.
+in the same run: p, put (8 B, 64 KiB, 1 MiB), get, atomic_fetch_add, barrier_all, allreduce of
+8 B and 1 MiB, at 2 PEs (PE 0 targets PE 1). Each figure is the best of 5 loops in each
+of --runs runs per side, C and Python alternating.
 
     bench/python_calls.py [--build build] [--scale 1.0]     # runs both under symmem-run -n 2
     symmem-run -n 2 /usr/bin/python3 bench/python_calls.py --pe  # the Python side alone
@@ -26,7 +27,9 @@ def python_side(scale):
     rs = sm.zeros(131072)
     rd = sm.zeros(131072)
     one = np.ones(1)
-    src = np.zeros(65536, np.uint8)
+    raw = np.ones((1 << 20) + 4096, np.uint8)  # page-aligned and touched, as py_calls.c's: a copy's speed depends on both
+    src = raw[(-raw.ctypes.data) % 4096:][:65536]
+    src1m = raw[(-raw.ctypes.data) % 4096:][:1 << 20].view(np.float64)
     g = np.empty(1)
     a1, rs1, rd1 = a[:1], rs[:1], rd[:1]
     put, get, p, fadd, barrier = sm.put, sm.get, sm.p, sm.atomic_fetch_add, sm.barrier_all
@@ -58,6 +61,10 @@ def python_side(scale):
         for _ in range(n):
             put(b, src, 1)
 
+    def loop_put1m(n):
+        for _ in range(n):
+            put(rd, src1m, 1)
+
     def loop_get8(n):
         for _ in range(n):
             get(g, a1, 1)
@@ -86,6 +93,7 @@ def python_side(scale):
     best("p", small, False, loop_p)
     best("put_8B", small, False, loop_put8)
     best("put_64KiB", mid, False, loop_put64)
+    best("put_1MiB", big, False, loop_put1m)
     best("get_8B", small, False, loop_get8)
     best("atomic_fetch_add", small, False, loop_fadd)
     best("barrier_all", mid, True, loop_barrier)
@@ -115,29 +123,31 @@ def main():
     ap.add_argument("--pe", action="store_true", help="run as a PE (under symmem-run)")
     ap.add_argument("--build", default="build")
     ap.add_argument("--scale", type=float, default=1.0, help="iterations x scale")
+    ap.add_argument("--runs", type=int, default=3, help="runs of each side, alternating C, Python, C, ...")
     args = ap.parse_args()
     if args.pe:
         return python_side(args.scale)
     run = os.path.join(args.build, "tools", "symmem-run", "symmem-run")
     cprog = os.path.join(args.build, "bench", "bench_py_calls")
     env = dict(os.environ, PYTHONPATH=os.path.join(args.build, "python"), SHMEM_SYMMETRIC_SIZE="64M")
-    outs = {}
-    for name, cmd in (("c", [cprog, str(args.scale)]),
-                      ("py", ["/usr/bin/python3", os.path.abspath(__file__), "--pe", "--scale", str(args.scale)]),
-                      ("c2", [cprog, str(args.scale)])):
-        p = subprocess.run([run, "-n", "2", "--timeout", "300"] + cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           env=env, timeout=360)
-        if p.returncode != 0:
-            sys.stderr.write(p.stdout.decode(errors="replace"))
-            return 1
-        outs[name] = parse(p.stdout.decode())
-    c = {k: min(outs["c"][k], outs["c2"].get(k, 1e30)) for k in outs["c"]}
-    py = outs["py"]
+    ccmd = [cprog, str(args.scale)]
+    pycmd = ["/usr/bin/python3", os.path.abspath(__file__), "--pe", "--scale", str(args.scale)]
+    best = {"c": {}, "py": {}}  # each side's best over its runs, the runs alternating
+    for _ in range(args.runs):
+        for name, cmd in (("c", ccmd), ("py", pycmd)):
+            p = subprocess.run([run, "-n", "2", "--timeout", "300"] + cmd, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, env=env, timeout=360)
+            if p.returncode != 0:
+                sys.stderr.write(p.stdout.decode(errors="replace"))
+                return 1
+            for k, v in parse(p.stdout.decode()).items():
+                best[name][k] = min(v, best[name].get(k, 1e30))
+    c, py = best["c"], best["py"]
     load = os.getloadavg()[0]
-    print("# Python vs C per call, 2 PEs, load average %.2f (C: best of two runs around the Python one)" % load)
+    print("# Python vs C per call, 2 PEs, load average %.2f (each: best of %d runs, alternating)" % (load, args.runs))
     print("| call | C (us) | Python (us) | Python - C (us) | C / Python |")
     print("|---|---:|---:|---:|---:|")
-    for k in ("p", "put_8B", "put_64KiB", "get_8B", "atomic_fetch_add", "barrier_all", "allreduce_8B",
+    for k in ("p", "put_8B", "put_64KiB", "put_1MiB", "get_8B", "atomic_fetch_add", "barrier_all", "allreduce_8B",
               "allreduce_1MiB", "allreduce_8B_value_style"):
         ck = c.get(k if k != "allreduce_8B_value_style" else "allreduce_8B")
         pk = py.get(k)

@@ -726,6 +726,46 @@ void rma(PyRt& r, bool is_put, bool nbi, py::handle dst, py::handle src, int pe)
           src, pe);
 }
 
+// put / get in their usual form, checked inline without building Views: three positional
+// arguments, two C-contiguous ndarrays of one dtype and shape, a PE in range, the remote
+// side in this PE's heap, less than kReleaseGilBytes. Anything else (and every error) is
+// left to rma(), which says what is wrong. Returns whether it moved the data.
+bool rma_usual(PyRt& r, bool is_put, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (nargs != 3 || kwnames || !r.rt) return false;
+  static PyTypeObject* const ndarray = py::detail::npy_api::get().PyArray_Type_;
+  PyObject* dst = args[0];
+  PyObject* src = args[1];
+  if (Py_TYPE(dst) != ndarray || Py_TYPE(src) != ndarray || !PyLong_CheckExact(args[2])) return false;
+  const auto* d = py::detail::array_proxy(dst);
+  const auto* s = py::detail::array_proxy(src);
+  constexpr int kContig = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_;
+  constexpr int kWrite = py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  if (!(d->flags & s->flags & kContig) || (!is_put && !(d->flags & kWrite)) || d->nd != s->nd) return false;
+  const auto* dd = py::detail::array_descriptor_proxy(d->descr);
+  const auto* sd = py::detail::array_descriptor_proxy(s->descr);
+  const char k = dd->kind;
+  if (k != sd->kind || dd->elsize != sd->elsize || !(k == 'f' || k == 'i' || k == 'u' || k == 'c' || k == 'b'))
+    return false;
+  ssize_t n = 1;
+  for (int i = 0; i < d->nd; ++i) {
+    if (d->dimensions[i] != s->dimensions[i]) return false;
+    n *= d->dimensions[i];
+  }
+  const size_t bytes = size_t(n) * size_t(dd->elsize);
+  const long pe = PyLong_AsLong(args[2]);
+  if (pe == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  if (bytes == 0 || bytes >= kReleaseGilBytes || static_cast<unsigned long>(pe) >= static_cast<unsigned long>(r.npes))
+    return false;
+  const char* remote = is_put ? d->data : s->data;
+  if (!r.rt->ptr(remote, r.me) || !r.rt->ptr(remote + bytes - 1, r.me)) return false;
+  if (is_put) r.rt->put(d->data, s->data, bytes, int(pe));
+  else r.rt->get(d->data, s->data, bytes, int(pe));
+  return true;
+}
+
 // iput / iget: nelems elements, every dst_stride-th of dst and src_stride-th of src.
 void strided(PyRt& r, bool is_put, py::handle dst, py::handle src, ssize_t dst_stride, ssize_t src_stride,
              py::object nelems_o, int pe) {
@@ -1398,6 +1438,7 @@ PyObject* fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyOb
   return py_guard([&]() -> PyObject* {
     PyRt& r = *static_cast<PyRt*>(PyCapsule_GetPointer(cap, nullptr));
     if constexpr (Kind < 2) {
+      if (rma_usual(r, Kind == 0, args, nargs, kwnames)) Py_RETURN_NONE;
       FastArgs a{args, nargs, kwnames, names[Kind]};
       a.check(3, {"dst", "src", "pe"});
       rma(r, Kind == 0, false, a.need(0, "dst"), a.need(1, "src"), a.pe(2));
