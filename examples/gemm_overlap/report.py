@@ -159,18 +159,17 @@ def main():
         if lines:
             worst = max(sym[k]["store"][S] / sym[k]["mono"][S] - 1 for k in big if "store" in sym[k])
             verdict = "met" if worst <= 0.03 else "not met"
-            # the same at the largest K_loc with every tile size measured there
+            # rs store is one GEMM call per owner block whatever --tile says: the tile sweep's
+            # rows at the largest K_loc are repeats of the same code, shown as such
             kmax = max(k[3] for k in big)
-            by_tile = sorted((k for k in sym if k[0] == "rs" and k[3] == kmax and "store" in sym[k]), key=lambda k: k[4])
-            r_t = [(k[4], sym[k]["store"][S] / sym[k]["mono"][S] - 1) for k in by_tile]
-            if verdict == "not met":
-                ok_from = [t for t, _ in r_t if all(r <= 0.03 for t2, r in r_t if t2 >= t)]
-                if ok_from:
-                    verdict = f"not met with {MAIN_TILE}-row tiles; met with tiles of {min(ok_from)} rows or more"
+            rep = sorted((k for k in sym if k[0] == "rs" and k[3] == kmax and k[4] != MAIN_TILE and "store" in sym[k]),
+                         key=lambda k: k[4])
+            r_t = [sym[k]["store"][S] / sym[k]["mono"][S] - 1 for k in rep]
             w(f"- `rs store` within 3% of the monolithic GEMM at the large sizes: {verdict}"
-              f" ({'; '.join(lines)} with {MAIN_TILE}-row tiles"
-              + (f"; at K_loc {kmax // 2} by tile rows: " + ", ".join(f"{t}: {pct(r)}" for t, r in r_t) if len(r_t) > 1 else "")
-              + ").")
+              f" ({'; '.join(lines)}"
+              + (f"; the same at K_loc {kmax // 2} in the tile sweep's {len(r_t)} runs: " + ", ".join(pct(r) for r in r_t)
+                 if r_t else "")
+              + "). `store` makes one GEMM call per owner block: the order between contributors is all it needs.")
     pipe_keys = sorted((k for k in sym if k[0] == "pipe"), key=lambda k: k[1] // k[4])
     if pipe_keys:
         parts, ok = [], True
