@@ -217,7 +217,10 @@ def main():
                  f"allocation `private` pays in its own page faults, once per model instead of once per worker"
                  + (f" ({ab_alloc:.2f} s in all at 2 workers, {s_['lph']['alloc']:.2f} s at {s_['n']}: it follows the "
                     f"bytes committed, not the barriers)" if ab_alloc is not None else "")
-                 + f"; the runtime's own threads spent {max(0.0, sum(s_['lph'].values()) - sum(s_['lph_t'].values())):.3f} s."
+                 + f"; the runtime's own threads spent {max(0.0, sum(s_['lph'].values()) - sum(s_['lph_t'].values())):.3f} s"
+                 + (f"; the largest part is {R['symm']['part_bytes'] / MiB:.1f} MiB against {model / s_['n'] / MiB:.1f} MiB "
+                    f"on average ({100 * (R['symm']['part_bytes'] * s_['n'] / model - 1):+.1f} %)" if R["symm"].get("part_bytes") else "")
+                 + "."
                  + ab_line + "\n")
         L[-1] = L[-1].replace("@CAP2@", f" ({cap(ab_copy):.1f}× with the 2-worker per-copy cost below)" if ab_copy else "")
     if "symm-staged" in F and "symm-prefetch" in F:
