@@ -298,10 +298,11 @@ def main():
             ax.set_xlabel(label)
             ax.legend(fontsize=8)
             ax = axes[1][col]
-            shown = 0
+            shown, top = 0, 1.5
             for v in FUSED:
                 ys = [hidden(sym[k][v][S], sym[k]["bulk"][S], sym[k]["mono"][S]) for k in keys]
                 shown += sum(1 for y in ys if y is not None and y == y)
+                top = max([top] + [min(y, 3.0) + 0.1 for y in ys if y is not None and y == y])
                 ax.plot(xs, ys, marker="o", label=v, color=COLOR[v])
             if not shown:  # bulk within MIN_EXPOSED of mono everywhere: nothing to hide
                 ax.text(0.5, 0.5, f"bulk within {100 * MIN_EXPOSED:.0f}% of mono\nat every size", ha="center",
@@ -310,7 +311,7 @@ def main():
             ax.axhline(0.0, color="gray", linewidth=1)
             ax.set_xlim(min(xs) / 1.2, max(xs) * 1.2)  # positive limits for the log axis even with no point
             ax.set_xscale("log", base=2)
-            ax.set_ylim(-1.5, 1.5)
+            ax.set_ylim(-1.5, top)  # above 1: the variant beat the monolithic GEMM
             ax.set_title(f"{op}: hidden fraction of bulk's exposed comm")
             ax.set_xlabel(label)
             ax.legend(fontsize=8)

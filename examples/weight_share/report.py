@@ -328,8 +328,15 @@ def plot(F, path, base):
     ax[0].set_ylabel("MiB")
     ax[0].set_title(f"memory, {base['workers']} workers")
     ax[0].legend(fontsize=8)
-    ax[1].bar(x - 0.2, [F[m]["load_cpu_cold"] for m in ms], 0.4, label="cold")
-    ax[1].bar(x + 0.2, [F[m]["load_cpu_warm"] for m in ms], 0.4, label="warm")
+    if all(F[m]["has_phases"] for m in ms if m != "fork"):  # cold, by phase (fork: its total)
+        bottom = np.zeros(len(ms))
+        for k, col in (("alloc", "C2"), ("convert", "C0"), ("map", "C3"), ("stage", "C4")):
+            h = np.array([F[m]["lph"][k] if m != "fork" else (F[m]["load_cpu_cold"] if k == "convert" else 0.0) for m in ms])
+            ax[1].bar(x - 0.2, h, 0.4, bottom=bottom, color=col, label=f"cold: {k}")
+            bottom += h
+    else:
+        ax[1].bar(x - 0.2, [F[m]["load_cpu_cold"] for m in ms], 0.4, label="cold")
+    ax[1].bar(x + 0.2, [F[m]["load_cpu_warm"] for m in ms], 0.4, color="C1", label="warm")
     ax[1].set_ylabel("CPU s (all workers)")
     ax[1].set_title("load work")
     ax[1].legend(fontsize=8)
