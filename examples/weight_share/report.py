@@ -201,7 +201,7 @@ def main():
             F["symm"]["floor_ratio"] = cap(per_copy)
             ab_line = (f" The same load at 2 workers (one per core, warm): `private` {per_copy:.2f} s per worker, against "
                        f"{p_['lph']['convert'] / p_['n']:.2f} s per worker with {p_['n']} workers on {os.cpu_count()} cores "
-                       f"(the difference is system time in page faults, which grows with the memory the job touches at once on this VM); `symm` "
+                       f"(the same work per copy); `symm` "
                        f"{sum(sph.values()):.2f} s in all (alloc {sph['alloc']:.2f}, convert {sph['convert']:.2f}, map "
                        f"{sph['map']:.2f}). Against {s_['n']} private copies at that per-copy cost "
                        f"({s_['n']} × {per_copy:.2f} s), `symm`'s {s_['load_cpu_cold']:.2f} s is "
