@@ -19,7 +19,8 @@
 //          wait per tile on its signal
 //   pull   no copy: the consumer's GEMM (or add) reads the peer's tile in place (ptr)
 //   store  no copy: the producer's GEMM writes straight into the owner's memory; for rs/ar
-//          the next contributor accumulates onto it with beta = 1, the owner last
+//          the next contributor accumulates onto it with beta = 1, the owner last, one call
+//          per owner block (--tile only cuts ar's last step, for its all-gather half)
 // Every variant's output (and comm's, where it is a result) is compared element by element
 // with a single-PE reference, after its destination buffers were filled with NaN; with
 // --check-all every timed iteration is. A bad argument prints one line and exits 2.
@@ -298,14 +299,23 @@ struct Bench {
     }
     // store: at step st I contribute to owner q = me+1+st; the first contributor writes with
     // beta 0 into the owner's rows, each next one (after the previous one's signal) adds with
-    // beta 1, the owner itself is last. One writer per tile at a time, no copy, no add pass.
+    // beta 1, the owner itself is last. One writer per block at a time, no copy, no add pass.
+    // The chain needs only the order between contributors, so each step is one GEMM call over
+    // the owner's whole block: every further call would repack W (OpenBLAS packs B per call)
+    // and buy nothing, since the contributors move through the steps in lockstep. Only ar's
+    // last step goes by tiles, each sent (ag_send) while still in cache.
     for (int st = 0; st < P; ++st) {
       int q = (me + 1 + st) % P;
-      for (long t = 0; t < T; ++t) {
-        if (st > 0) await(sc(st - 1, t));
-        part(q * ml + t * tl, tl, yrows(q) + t * tile_n, st > 0 ? 1.0f : 0.0f);
-        if (st < P - 1) notify(sc(st, t), (me - 1 + P) % P);
-        else ag_send(t);
+      if (st > 0) await(sc(st - 1, 0));
+      const float beta = st > 0 ? 1.0f : 0.0f;
+      if (st < P - 1 || !ar) {
+        part(q * ml, ml, yrows(q), beta);
+        if (st < P - 1) notify(sc(st, 0), (me - 1 + P) % P);
+      } else {
+        for (long t = 0; t < T; ++t) {
+          part(q * ml + t * tl, tl, yrows(q) + t * tile_n, beta);
+          ag_send(t);
+        }
       }
     }
     ag_wait();

@@ -97,7 +97,7 @@ def main():
     w("tiles sent with put-with-signal while the next one computes), and the two zero-copy forms a")
     w("shared-memory node allows: `pull` (the consumer's GEMM or add reads the peer's tile in place)")
     w("and `store` (the producer's GEMM writes into the owner's memory; for rs/ar the next contributor")
-    w("accumulates onto it with beta = 1, the owner last). Two PEs, one per core, single-threaded")
+    w("accumulates onto it with beta = 1, the owner last, one GEMM call per owner block). Two PEs, one per core, single-threaded")
     w("OpenBLAS, pinned. Every result is compared element by element with a single-PE reference.")
     w("")
     w("```")
@@ -159,21 +159,20 @@ def main():
         if lines:
             worst = max(sym[k]["store"][S] / sym[k]["mono"][S] - 1 for k in big if "store" in sym[k])
             verdict = "met" if worst <= 0.03 else "not met"
-            # the same at the largest K_loc with every tile size measured there
+            # rs store is one GEMM call per owner block whatever --tile says: the tile sweep's
+            # rows at the largest K_loc are repeats of the same code, shown as such
             kmax = max(k[3] for k in big)
-            by_tile = sorted((k for k in sym if k[0] == "rs" and k[3] == kmax and "store" in sym[k]), key=lambda k: k[4])
-            r_t = [(k[4], sym[k]["store"][S] / sym[k]["mono"][S] - 1) for k in by_tile]
-            if verdict == "not met":
-                ok_from = [t for t, _ in r_t if all(r <= 0.03 for t2, r in r_t if t2 >= t)]
-                if ok_from:
-                    verdict = f"not met with {MAIN_TILE}-row tiles; met with tiles of {min(ok_from)} rows or more"
+            rep = sorted((k for k in sym if k[0] == "rs" and k[3] == kmax and k[4] != MAIN_TILE and "store" in sym[k]),
+                         key=lambda k: k[4])
+            r_t = [sym[k]["store"][S] / sym[k]["mono"][S] - 1 for k in rep]
             w(f"- `rs store` within 3% of the monolithic GEMM at the large sizes: {verdict}"
-              f" ({'; '.join(lines)} with {MAIN_TILE}-row tiles"
-              + (f"; at K_loc {kmax // 2} by tile rows: " + ", ".join(f"{t}: {pct(r)}" for t, r in r_t) if len(r_t) > 1 else "")
-              + ").")
+              f" ({'; '.join(lines)}"
+              + (f"; the same at K_loc {kmax // 2} in the tile sweep's {len(r_t)} runs: " + ", ".join(pct(r) for r in r_t)
+                 if r_t else "")
+              + "). `store` makes one GEMM call per owner block: the order between contributors is all it needs.")
     pipe_keys = sorted((k for k in sym if k[0] == "pipe"), key=lambda k: k[1] // k[4])
     if pipe_keys:
-        parts, ok = [], True
+        parts, ok, fast_tiles = [], True, []
         for k in pipe_keys:
             d = sym[k]
             nt = k[1] // k[4]
@@ -182,9 +181,14 @@ def main():
             sps = {v: d["bulk"][S] / d[v][S] for v in FUSED if v in d}
             ok = ok and max(sps.values()) >= 1.5
             parts.append(f"{nt} tiles: " + ", ".join(f"{v} {sp:.2f}×" for v, sp in sps.items()))
+            if "tiled" in d and d["tiled"][S] < 0.9 * d["mono"][S]:
+                fast_tiles.append(f"{nt} tiles: decomp. {pct(d['tiled'][S] / d['mono'][S] - 1)}")
         if parts:
             w(f"- `pipe` at least 1.5× faster than bulk with 8 or more tiles (by its best variant): {'met' if ok else 'not met'}"
-              f" ({'; '.join(parts)}).")
+              f" ({'; '.join(parts)})"
+              + (f"; where the stage cut into tiles ran faster than one call ({', '.join(fast_tiles)}), part of the "
+                 "speed-up over `bulk` (one call per stage) is OpenBLAS's, not the pipeline's" if fast_tiles else "")
+              + ".")
     w("")
 
     # ---------------------------------------------------------------- sweeps
@@ -294,13 +298,20 @@ def main():
             ax.set_xlabel(label)
             ax.legend(fontsize=8)
             ax = axes[1][col]
+            shown, top = 0, 1.5
             for v in FUSED:
-                ax.plot(xs, [hidden(sym[k][v][S], sym[k]["bulk"][S], sym[k]["mono"][S]) for k in keys],
-                        marker="o", label=v, color=COLOR[v])
+                ys = [hidden(sym[k][v][S], sym[k]["bulk"][S], sym[k]["mono"][S]) for k in keys]
+                shown += sum(1 for y in ys if y is not None and y == y)
+                top = max([top] + [min(y, 3.0) + 0.1 for y in ys if y is not None and y == y])
+                ax.plot(xs, ys, marker="o", label=v, color=COLOR[v])
+            if not shown:  # bulk within MIN_EXPOSED of mono everywhere: nothing to hide
+                ax.text(0.5, 0.5, f"bulk within {100 * MIN_EXPOSED:.0f}% of mono\nat every size", ha="center",
+                        transform=ax.transAxes)
             ax.axhline(1.0, color="gray", linewidth=1)
             ax.axhline(0.0, color="gray", linewidth=1)
+            ax.set_xlim(min(xs) / 1.2, max(xs) * 1.2)  # positive limits for the log axis even with no point
             ax.set_xscale("log", base=2)
-            ax.set_ylim(-1.5, 1.5)
+            ax.set_ylim(-1.5, top)  # above 1: the variant beat the monolithic GEMM
             ax.set_title(f"{op}: hidden fraction of bulk's exposed comm")
             ax.set_xlabel(label)
             ax.legend(fontsize=8)

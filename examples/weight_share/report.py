@@ -52,6 +52,15 @@ def figures(c, w):
         f[f"tpc_{key}"] = tok / cpu if cpu > 0 else float("nan")  # tokens per CPU-second: robust to time-slicing
         lat = [r[0] for x in srv for r in x["phases"][ph]["requests"]]
         f[f"p50_{key}"], f[f"p99_{key}"], f[f"nlat_{key}"] = pct(lat, 50), pct(lat, 99), len(lat)
+    # the load's phases, summed over the workers (cold run), and what other threads spent
+    phs = ["alloc", "convert", "map", "stage"]
+    f["lph"] = {k: sum(x.get("load_phases", {}).get(k, {}).get("cpu_s", 0.0) for x in ws) for k in phs}
+    f["lph_t"] = {k: sum(x.get("load_phases", {}).get(k, {}).get("thread_cpu_s", 0.0) for x in ws) for k in phs}
+    f["lph_wall"] = {k: np.mean([x.get("load_phases", {}).get(k, {}).get("wall_s", 0.0) for x in ws]) for k in phs}
+    f["lph_flt"] = {k: np.mean([x.get("load_phases", {}).get(k, {}).get("minflt", 0.0) for x in ws]) for k in phs}
+    f["lph_warm"] = ({k: sum(x.get("load_phases", {}).get(k, {}).get("cpu_s", 0.0) for x in w["per_worker"]) for k in phs}
+                     if w else None)
+    f["has_phases"] = all("load_phases" in x for x in ws)
     fb = sum(x["fetch_bytes"] for x in ws)
     f["fetch_s_per_gb"] = sum(x["fetch_s"] for x in ws) / (fb / 1e9) if fb else 0.0
     f["fetch_s"] = sum(x["fetch_s"] for x in ws)
@@ -152,6 +161,71 @@ def main():
              f"contention still does). Every mode is ready with its pages mapped (mmap: `MAP_POPULATE`; symm: the "
              f"peers' parts faulted in at load, counted in load CPU); minor faults per worker while serving: "
              + ", ".join(f"{m} {F[m]['serve_minflt']:.0f}" for m in MODES if m in F) + ".\n")
+    lm = [m for m in MODES if m in F and F[m]["has_phases"] and m != "fork"]
+    if "symm" in lm and "private" in lm:
+        L.append("**Where the load CPU goes** (summed over the workers; cold run, warm in brackets): *alloc* is the "
+                 "symmetric allocation (a collective: two barriers and the commit of the part), *convert* reading the "
+                 "F16 file and writing F32 (`private`: into its own `malloc`ed copy, page faults included), *map* "
+                 "faulting into this worker's page table what it will read (`mmap`: `MAP_POPULATE`; symm modes: the "
+                 "peers' parts), *stage* the staging buffers; *other threads* is process CPU minus the main thread's "
+                 "(the runtime's own threads).\n")
+        L.append("| mode | alloc | convert | map | stage | total | other threads | map per worker | faults per worker in map |")
+        L.append("|---|---|---|---|---|---|---|---|---|")
+        for m in lm:
+            f = F[m]
+            tot = sum(f["lph"].values())
+            wtot = sum(f["lph_warm"].values()) if f["lph_warm"] else float("nan")
+            oth = max(0.0, tot - sum(f["lph_t"].values()))  # clocks read a few ns apart
+            cell = lambda k: f"{f['lph'][k]:.2f} ({f['lph_warm'][k]:.2f})" if f["lph_warm"] else f"{f['lph'][k]:.2f}"
+            L.append(f"| `{m}` | {cell('alloc')} | {cell('convert')} | {cell('map')} | {cell('stage')} | "
+                     f"{tot:.2f} ({wtot:.2f}) s | {oth:.3f} s | {1e3 * f['lph']['map'] / f['n']:.1f} ms | {f['lph_flt']['map']:.0f} |")
+        p_, s_ = F["private"], F["symm"]
+        conv1 = p_["lph"]["convert"] / p_["n"]
+        mapw = s_["lph"]["map"] / s_["n"]
+        # N copies against one copy plus N mappings: what 4 KiB pages leave of the N-fold saving
+        cap = lambda c: s_["n"] / (1 + s_["n"] * mapw / c) if c > 0 else float("nan")
+        floor = cap(conv1)
+        mm_map = (f"; `mmap` maps its {model / MiB:.0f} MiB file for {1e3 * F['mmap']['lph']['map'] / F['mmap']['n']:.1f} ms "
+                  f"per worker ({F['mmap']['lph_flt']['map']:.0f} faults: the page cache of an ext4 file holds large folios, "
+                  f"mapped many pages per fault, while `/dev/shm` here has 4 KiB pages only)" if "mmap" in lm else "")
+        L.append("")
+        ab = {m: load(a.res, m, "ab2") for m in ("private", "symm")}
+        ab_line, ab_alloc, ab_copy = "", None, None
+        if ab["private"] and ab["symm"]:
+            pw = [x["load_cpu_s"] for x in ab["private"]["per_worker"]]
+            sw = ab["symm"]["per_worker"]
+            sph = {k: sum(x["load_phases"][k]["cpu_s"] for x in sw) for k in ("alloc", "convert", "map")}
+            per_copy = float(np.mean(pw))
+            ab_alloc, ab_copy = sph["alloc"], per_copy
+            F["symm"]["per_copy_ratio"] = s_["n"] * per_copy / s_["load_cpu_cold"]
+            F["symm"]["floor_ratio"] = cap(per_copy)
+            ab_line = (f" The same load at 2 workers (one per core, warm): `private` {per_copy:.2f} s per worker, against "
+                       f"{p_['lph']['convert'] / p_['n']:.2f} s per worker with {p_['n']} workers on {os.cpu_count()} cores "
+                       f"(the same work per copy); `symm` "
+                       f"{sum(sph.values()):.2f} s in all (alloc {sph['alloc']:.2f}, convert {sph['convert']:.2f}, map "
+                       f"{sph['map']:.2f}). Against {s_['n']} private copies at that per-copy cost "
+                       f"({s_['n']} × {per_copy:.2f} s), `symm`'s {s_['load_cpu_cold']:.2f} s is "
+                       f"{s_['n'] * per_copy / s_['load_cpu_cold']:.1f}× less work; below the cap because its one copy in "
+                       f"`/dev/shm` (alloc + convert, {sph['alloc'] + sph['convert']:.2f} s) costs "
+                       f"{(sph['alloc'] + sph['convert']) / per_copy:.2f}× a private copy in anonymous memory (a `/dev/shm` "
+                       f"page goes through the page cache: inserted at `fallocate`, looked up at its first fault).")
+        L.append(f"One worker's conversion in `private` costs {conv1:.2f} s here ({p_['n']} workers on {os.cpu_count()} "
+                 f"cores); `symm` converts the model once in all ({s_['lph']['alloc'] + s_['lph']['convert']:.2f} s with "
+                 f"the commit, over {s_['n']} workers) and then every worker maps the {model / MiB:.0f} MiB it reads: "
+                 f"{1e3 * mapw:.0f} ms each{mm_map}. With 4 KiB pages that mapping is paid per worker: even if the "
+                 f"conversion cost `symm` no more than one private copy, the load-work ratio would be at most "
+                 f"{s_['n']} / (1 + {s_['n']} × {mapw:.3f} / {conv1:.2f}) = {floor:.1f}× rather than {s_['n']}×"
+                 f"@CAP2@; measured: {p_['load_cpu_cold'] / s_['load_cpu_cold']:.1f}×. *alloc* is the commit of the heap "
+                 f"part (`fallocate`) and with the conversion's first touch of the `/dev/shm` pages it is the page "
+                 f"allocation `private` pays in its own page faults, once per model instead of once per worker"
+                 + (f" ({ab_alloc:.2f} s in all at 2 workers, {s_['lph']['alloc']:.2f} s at {s_['n']}: it follows the "
+                    f"bytes committed, not the barriers)" if ab_alloc is not None else "")
+                 + f"; the runtime's own threads spent {max(0.0, sum(s_['lph'].values()) - sum(s_['lph_t'].values())):.3f} s"
+                 + (f"; the largest part is {R['symm']['part_bytes'] / MiB:.1f} MiB against {model / s_['n'] / MiB:.1f} MiB "
+                    f"on average ({100 * (R['symm']['part_bytes'] * s_['n'] / model - 1):+.1f} %)" if R["symm"].get("part_bytes") else "")
+                 + "."
+                 + ab_line + "\n")
+        L[-1] = L[-1].replace("@CAP2@", f" ({cap(ab_copy):.1f}× with the 2-worker per-copy cost below)" if ab_copy else "")
     if "symm-staged" in F and "symm-prefetch" in F:
         st, pf = F["symm-staged"], F["symm-prefetch"]
         hid = 1 - pf["fetch_s_per_gb"] / st["fetch_s_per_gb"] if st["fetch_s_per_gb"] else float("nan")
@@ -188,7 +262,10 @@ def main():
                  f"{model / MiB:.0f} + {s['private_bytes'] / MiB:.0f} MiB: {100 * (s['node'] / one - 1):+.1f} % |")
         L.append(f"| 8× faster load; load CPU 1/8 of `private` | load CPU `private` / `symm`: "
                  f"{p['load_cpu_cold'] / s['load_cpu_cold']:.1f}× cold, {p['load_cpu_warm'] / s['load_cpu_warm']:.1f}× warm; "
-                 f"wall {p['load_wall_cold'] / s['load_wall_cold']:.1f}× cold, {p['load_wall_warm'] / s['load_wall_warm']:.1f}× warm |")
+                 f"wall {p['load_wall_cold'] / s['load_wall_cold']:.1f}× cold, {p['load_wall_warm'] / s['load_wall_warm']:.1f}× warm"
+                 + (f"; against {n} copies at the 2-worker per-copy cost: {s['per_copy_ratio']:.1f}×" if "per_copy_ratio" in s else "")
+                 + (f"; per-worker mapping with 4 KiB pages caps that at {s['floor_ratio']:.1f}× (see the load table)"
+                    if "floor_ratio" in s else "") + " |")
         L.append(f"| equal throughput; batch 1 within 5 % of `private` | `symm` / `private` tok/s: "
                  f"{s['tps_b1'] / p['tps_b1']:.2f} at batch 1, {s['tps_bB'] / p['tps_bB']:.2f} at batch {base['batch']}; "
                  f"per CPU-second {s['tpc_b1'] / p['tpc_b1']:.2f} / {s['tpc_bB'] / p['tpc_bB']:.2f}"
@@ -225,8 +302,8 @@ def main():
     L.append("## Caveats\n")
     L.append("- `symm`'s load CPU is the conversion, done once in all (1/N per worker), plus mapping the peers' parts "
              "in every worker (page-table set-up, as `mmap`'s `MAP_POPULATE` does); the second part is paid per worker, "
-             "which keeps the load-work ratio to `private` below N. `update` readers map the other half when they "
-             "first switch to it (the faults while serving in its row).\n")
+             "which keeps the load-work ratio to `private` below N (the load table above). `update` readers map the "
+             "other half when they first switch to it (the faults while serving in its row).\n")
     L.append("- Synthetic weights, shortened model (the preset's layer shape, fewer layers); per-layer figures scale with "
              "the layer count. `PRESET=llama7b-slice LAYERS=2` runs the seed's LLaMA-7B layer shape.\n"
              "- 4 KiB pages only (`/dev/shm` has no `huge=`, no hugetlb reserve); page tables for the shared copy are "
@@ -254,8 +331,15 @@ def plot(F, path, base):
     ax[0].set_ylabel("MiB")
     ax[0].set_title(f"memory, {base['workers']} workers")
     ax[0].legend(fontsize=8)
-    ax[1].bar(x - 0.2, [F[m]["load_cpu_cold"] for m in ms], 0.4, label="cold")
-    ax[1].bar(x + 0.2, [F[m]["load_cpu_warm"] for m in ms], 0.4, label="warm")
+    if all(F[m]["has_phases"] for m in ms if m != "fork"):  # cold, by phase (fork: its total)
+        bottom = np.zeros(len(ms))
+        for k, col in (("alloc", "C2"), ("convert", "C0"), ("map", "C3"), ("stage", "C4")):
+            h = np.array([F[m]["lph"][k] if m != "fork" else (F[m]["load_cpu_cold"] if k == "convert" else 0.0) for m in ms])
+            ax[1].bar(x - 0.2, h, 0.4, bottom=bottom, color=col, label=f"cold: {k}")
+            bottom += h
+    else:
+        ax[1].bar(x - 0.2, [F[m]["load_cpu_cold"] for m in ms], 0.4, label="cold")
+    ax[1].bar(x + 0.2, [F[m]["load_cpu_warm"] for m in ms], 0.4, color="C1", label="warm")
     ax[1].set_ylabel("CPU s (all workers)")
     ax[1].set_title("load work")
     ax[1].legend(fontsize=8)

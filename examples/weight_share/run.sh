@@ -79,6 +79,13 @@ for m in $MODES; do
   run_one "$m-cold" "${L[@]}" --mode "$m" "${W[@]}" "${SERVE[@]}" --cold --json "$RES/$m-cold.json"
   run_one "$m-warm" "${L[@]}" --mode "$m" "${W[@]}" "${LOADONLY[@]}" --json "$RES/$m-warm.json"
 done
+# The load alone at 2 workers (one per core, no time-slicing), private against symm: what one
+# private copy costs when the workers do not share the cores.
+case " $MODES " in *" private "*" symm "*)
+  for m in private symm; do
+    run_one "$m-ab2" "$RUN" -n 2 --timeout 300 "$BIN" --mode "$m" --weights "$A" "${LOADONLY[@]}" --json "$RES/$m-ab2.json"
+  done ;;
+esac
 t_end=$(date +%s)
 uptime > "$RES/uptime_after"
 

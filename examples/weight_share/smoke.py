@@ -85,6 +85,13 @@ def main():
                 check(e["rss_kb"] >= e["pss_kb"] >= e["uss_kb"] * 0.99, f"{m} pe {w['pe']}: rss >= pss >= uss fails {e}")
                 check(e["pss_kb"] >= e["pss_anon_kb"] + e["pss_file_kb"] + e["pss_shmem_kb"] - 2, f"{m}: pss parts exceed pss {e}")
                 check(w["load_cpu_s"] >= 0 and w["load_wall_s"] >= 0, f"{m}: negative load time")
+                if m != "fork":  # the load's phases add up to its CPU; symm modes map the peers' parts
+                    ph = w["load_phases"]
+                    cpu = sum(p["cpu_s"] for p in ph.values())
+                    check(all(p["cpu_s"] >= 0 and p["wall_s"] >= 0 for p in ph.values()), f"{m}: negative phase {ph}")
+                    check(abs(cpu - w["load_cpu_s"]) <= 1e-6 + 1e-6 * cpu, f"{m}: phases {cpu} != load CPU {w['load_cpu_s']}")
+                    if m.startswith("symm") or m == "update":
+                        check(ph["alloc"]["wall_s"] > 0 and ph["map"]["minflt"] > 0, f"{m}: no alloc or map phase {ph}")
             dpss = sum(w["mem_end"]["pss_kb"] - w["mem_start"]["pss_kb"] for w in r["per_worker"]) * 1024
             nd = r["node"]
             check(nd["used_after"] > 0, f"{m}: no node figure")

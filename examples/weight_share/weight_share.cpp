@@ -58,6 +58,11 @@ double cpu_s() {
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
+double thread_cpu_s() {  // the calling thread only: cpu_s() minus it is the runtime's own threads
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
 
 // ---------------------------------------------------------------------------------------
 // Options
@@ -671,9 +676,15 @@ class Decoder {
 // What one worker measured; PE 0 (or the fork parent) collects one per worker.
 
 constexpr int kMaxReq = 64;
+// Phases of the load: the symmetric allocation (collective: barriers, commit), reading and
+// converting (private: into malloc'ed memory), mapping what the worker reads (mmap's
+// MAP_POPULATE, the symm modes' fault-in of the peers' parts), the staging buffers.
+constexpr const char* kLoadPhase[4] = {"alloc", "convert", "map", "stage"};
 struct WorkerStat {
   int32_t pe = 0, pid = 0, serves = 1;
   double load_wall = 0, load_cpu = 0, minflt = 0, majflt = 0;
+  // load split into phases (kLoadPhase): process CPU, this thread's CPU, wall, minor faults
+  double lph_cpu[4] = {}, lph_tcpu[4] = {}, lph_wall[4] = {}, lph_minflt[4] = {};
   double phase_wall[2] = {}, phase_cpu[2] = {}, phase_tokens[2] = {}, phase_t0[2] = {}, phase_t1[2] = {};
   int32_t nreq[2] = {};
   double lat[2][kMaxReq] = {};
@@ -762,6 +773,11 @@ void write_report(const Options& o, const Config& c, uint64_t model_bytes, uint6
     const WorkerStat& w = ws[i];
     j << (i ? "," : "") << "{\"pe\":" << w.pe << ",\"pid\":" << w.pid << ",\"serves\":" << w.serves
       << ",\"load_wall_s\":" << w.load_wall << ",\"load_cpu_s\":" << w.load_cpu << ",\"minflt\":" << w.minflt
+      << ",\"load_phases\":{";
+    for (int ph = 0; ph < 4; ++ph)
+      j << (ph ? "," : "") << "\"" << kLoadPhase[ph] << "\":{\"cpu_s\":" << w.lph_cpu[ph] << ",\"thread_cpu_s\":"
+        << w.lph_tcpu[ph] << ",\"wall_s\":" << w.lph_wall[ph] << ",\"minflt\":" << w.lph_minflt[ph] << "}";
+    j << "}"
       << ",\"majflt\":" << w.majflt << ",\"serve_minflt\":" << w.serve_minflt << ",\"private_bytes\":" << w.private_bytes << ",\"fetch_s\":" << w.fetch_s
       << ",\"fetch_bytes\":" << w.fetch_bytes << ",\"compute_s\":" << w.compute_s << ",\"mem_start\":" << json_smaps(w.mem0)
       << ",\"mem_end\":" << json_smaps(w.mem1) << ",\"weights_file_pss_kb\":" << w.weights_file_pss_kb << ",\"switches\":" << w.switches << ",\"torn\":" << w.torn
@@ -899,23 +915,6 @@ int run_fork(const Options& o) {
 // ---------------------------------------------------------------------------------------
 // Modes over the runtime
 
-// Faults every page of every piece into this process's page table (read-only).
-void prefault(const std::vector<UnitPtrs>& table, const std::vector<Unit>& units) {
-  const uintptr_t pg = uintptr_t(sysconf(_SC_PAGESIZE));
-  for (size_t u = 0; u < units.size(); ++u)
-    for (size_t t = 0; t < units[u].pieces.size(); ++t) {
-      const uintptr_t a = reinterpret_cast<uintptr_t>(table[u].t[t]), e = a + units[u].pieces[t].bytes();
-      const uintptr_t b = a & ~(pg - 1);
-#ifdef MADV_POPULATE_READ
-      if (madvise(reinterpret_cast<void*>(b), e - b, MADV_POPULATE_READ) == 0) continue;
-#endif
-      volatile const char* p = reinterpret_cast<const char*>(a);
-      char sink = 0;
-      for (uintptr_t x = 0; x < e - a; x += pg) sink ^= p[x];
-      (void)sink;
-    }
-}
-
 // The pieces spread over the PEs, largest first onto the least loaded PE (deterministic, so
 // every PE computes the same assignment): each piece's owner and offset in its owner's part,
 // and the part size every PE allocates (symmetric allocation: the same on every PE).
@@ -942,6 +941,25 @@ Placement place(const std::vector<Unit>& units, int n) {
   }
   p.part = *std::max_element(load.begin(), load.end());
   return p;
+}
+
+// Faults every page of every piece into this process's page table (read-only); pieces
+// owned by `skip_owner` (this PE, which wrote them) are mapped already.
+void prefault(const std::vector<UnitPtrs>& table, const std::vector<Unit>& units, const Placement& pl, int skip_owner) {
+  const uintptr_t pg = uintptr_t(sysconf(_SC_PAGESIZE));
+  for (size_t u = 0; u < units.size(); ++u)
+    for (size_t t = 0; t < units[u].pieces.size(); ++t) {
+      if (pl.owner[u][t] == skip_owner) continue;
+      const uintptr_t a = reinterpret_cast<uintptr_t>(table[u].t[t]), e = a + units[u].pieces[t].bytes();
+      const uintptr_t b = a & ~(pg - 1);
+#ifdef MADV_POPULATE_READ
+      if (madvise(reinterpret_cast<void*>(b), e - b, MADV_POPULATE_READ) == 0) continue;
+#endif
+      volatile const char* p = reinterpret_cast<const char*>(a);
+      char sink = 0;
+      for (uintptr_t x = 0; x < e - a; x += pg) sink ^= p[x];
+      (void)sink;
+    }
 }
 
 // Unit u's pointers into the owners' parts (through shmem_ptr).
@@ -1082,9 +1100,21 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
   rt.barrier_all();
 
   // ---- load: until this worker can serve, with the data resident ----
-  const double t0 = now_s(), c0 = cpu_s();
+  const double t0 = now_s();
   double f0, j0;
   fault_counts(f0, j0);
+  // lap(ph) charges what was spent since the last lap to load phase ph; skip() to nothing.
+  double lc = cpu_s(), lt = thread_cpu_s(), lw = t0, lf = f0;
+  auto lap = [&](int ph) {
+    double c = cpu_s(), t = thread_cpu_s(), w = now_s(), f, j;
+    fault_counts(f, j);
+    if (ph >= 0) {
+      ws.lph_cpu[ph] += c - lc, ws.lph_tcpu[ph] += t - lt, ws.lph_wall[ph] += w - lw, ws.lph_minflt[ph] += f - lf;
+      ws.load_cpu += c - lc;
+    }
+    lc = c, lt = t, lw = w, lf = f;
+  };
+  auto skip = [&] { lap(-1); };
   char* part[2] = {nullptr, nullptr};
   if (symm) {
     const int halves = o.mode == "update" ? 2 : 1;
@@ -1095,6 +1125,7 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
                          std::to_string(halves) + " x " + std::to_string(pl.part >> 20) + " MiB of weights per PE for " +
                          std::to_string(n) + " workers: raise SHMEM_SYMMETRIC_SIZE (or /dev/shm)");
     }
+    lap(0);
   }
   std::vector<float*> blocks;
   void* map = MAP_FAILED;
@@ -1110,6 +1141,7 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
   } else if (o.mode == "mmap") {
     map = mmap(nullptr, st.file_size, PROT_READ, MAP_SHARED | MAP_POPULATE, st.fd, 0);
     if (map == MAP_FAILED) throw InputError("cannot map " + st.path + ": " + std::strerror(errno));
+    lap(2);
     for (auto& u : units) {
       UnitPtrs p;
       for (size_t t = 0; t < u.pieces.size(); ++t)
@@ -1122,23 +1154,22 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
       for (size_t t = 0; t < units[u].pieces.size(); ++t)
         if (pl.owner[u][t] == me) convert_piece(st, units[u].pieces[t], reinterpret_cast<float*>(part[0] + pl.off[u][t]));
   }
-  ws.load_cpu = cpu_s() - c0;
+  lap(o.mode == "mmap" ? 2 : 1);
   rt.barrier_all();  // symm: every part is written
+  skip();            // waiting for the slowest converter is not load work
   if (symm) {
     for (int h = 0; h < (o.mode == "update" ? 2 : 1); ++h)
       for (size_t u = 0; u < units.size(); ++u)
         table[h].table.push_back(symm_ptrs(rt, pl, part[h], u, units[u].pieces.size()));
     // Ready to serve means mapped too: fault the peers' parts into this process's page
     // table now (as mmap's MAP_POPULATE does), not during the first requests.
-    const double c1 = cpu_s();
-    prefault(table[0].table, units);
-    ws.load_cpu += cpu_s() - c1;
+    prefault(table[0].table, units, pl, me);
+    lap(2);
   }
   std::unique_ptr<StagedSource> staged;
   if (o.mode == "symm-staged" || o.mode == "symm-prefetch") {
-    const double c1 = cpu_s();
     staged = std::make_unique<StagedSource>(rt, units, pl, part[0], o.mode == "symm-prefetch");
-    ws.load_cpu += cpu_s() - c1;  // the staging buffers are part of getting ready
+    lap(3);  // the staging buffers are part of getting ready
   }
   ws.load_wall = now_s() - t0;
   double f1, j1;
