@@ -148,7 +148,8 @@ def launched_case(name, cmd_for, env, mode, rc_want, launcher_names_pe=None):
         check(rc == 0, "%s: exit code %d, expected 0" % (what, rc))
         check_ok(out, what)
         return
-    check(rc == rc_want, "%s: exit code %d, expected %d" % (what, rc, rc_want))
+    wants = rc_want if isinstance(rc_want, tuple) else (rc_want,)
+    check(rc in wants, "%s: exit code %d, expected %s" % (what, rc, " or ".join(map(str, wants))))
     check_ended(out, ended, what)
     named = re.search(FAILING + CASES[mode][2], out)
     if not named and launcher_names_pe:
@@ -315,7 +316,9 @@ def test_mpirun_badarg():
 
 
 def test_mpirun_kill():
-    mpirun("kill", 137, r"rank 2 with PID \d+ on node \S+ exited on signal 9")
+    # mpirun exits with the code of the first rank it sees end: the victim (signal 9: 137)
+    # or, when symmem's PEs have already ended on naming it, one of them (1).
+    mpirun("kill", (137, 1), r"rank 2 with PID \d+ on node \S+ exited on signal 9")
 
 
 def test_mpirun_global_exit():
