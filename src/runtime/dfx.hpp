@@ -43,9 +43,10 @@ struct OpEvent {
   const void* addr;     // symmetric address (this PE's copy) of the remote side
   size_t bytes;
   const void* local;    // the local buffer (source of a put, destination of a get), or null
-  uint64_t t0_ns;       // set by the trace/stats tools when they need it
+  uint64_t t0_ns;       // set by the statistics tool when it times this call
   void* call_site;      // return address into the caller, when known
-  const void* aux = nullptr;  // put_signal: the signal word (this PE's copy of it)
+  const void* aux;      // put_signal: the signal word (this PE's copy of it), else null
+  uint64_t t0_ticks;    // set by the trace tool
 };
 
 // One collective (or collective memory call), as this PE entered it.
@@ -129,9 +130,39 @@ class Dfx {
   uint16_t intern(const char* call);
 
   // ---- hooks (called through the scopes below) ----
-  OpEvent* op_begin(Op op, const char* call, const void* addr, size_t n, int pe, const void* local, void* site,
-                    const void* aux = nullptr);
-  void op_end(OpEvent* ev);
+  // `ev` lives in the caller's OpScope (on its stack: no thread-local lookup per call).
+  void op_begin(OpEvent& ev, Op op, const char* call, const void* addr, size_t n, int pe, const void* local,
+                void* site, const void* aux);
+  void op_end(OpEvent& ev);
+  // A one-sided write into PE pe's memory at addr (this PE's copy), into this PE's page
+  // ring (WriteRecord): the hang report's candidate writers. ucx: on the UCX route.
+  void note_write(Op op, const char* call, const void* addr, size_t n, int pe, bool ucx) {
+    Page* p = page_;
+    const uint64_t k = p->write_count.fetch_add(1, std::memory_order_relaxed);
+    WriteRecord& w = p->writes[k % kWriteRing];
+    const uint32_t s = w.seq.load(std::memory_order_relaxed);
+    w.seq.store(s + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    const uintptr_t x = reinterpret_cast<uintptr_t>(addr);
+    w.op = uint16_t(op);
+    w.call_id = intern(call);
+    w.target = pe;
+    w.ucx = ucx;
+    w.where = x - heap_ < heap_size_ ? x - heap_ : kRaceStatic | uint64_t(x - static_start_);
+    w.bytes = n;
+    w.quiets = p->quiet_count.load(std::memory_order_relaxed);
+    w.seq.store(s + 2, std::memory_order_release);
+    if (ucx) p->ucx_posted.fetch_add(1, std::memory_order_relaxed);
+  }
+  // An operation posted on the UCX route that is not a write (a get_nbi): in flight until quiet.
+  void note_ucx_op() { page_->ucx_posted.fetch_add(1, std::memory_order_relaxed); }
+  // Around a quiet of the UCX route: what was posted before it is complete after it.
+  uint64_t ucx_mark() const { return page_->ucx_posted.load(std::memory_order_relaxed); }
+  void ucx_quieted(uint64_t mark) {
+    Page* p = page_;
+    if (p->ucx_quieted.load(std::memory_order_relaxed) < mark) p->ucx_quieted.store(mark, std::memory_order_relaxed);
+    p->quiet_count.fetch_add(1, std::memory_order_relaxed);
+  }
   // False when another thread of this PE holds the page's wait record (the state still
   // says waiting; this wait is then not described).
   bool wait_sleep(const WaitDesc& d);
@@ -177,24 +208,24 @@ class Dfx {
 };
 
 #if SYMMEM_DFX_HOOKS
-// A point-to-point operation. Off: one load and a branch here, one in the destructor.
+// A point-to-point operation. Off: one load and a branch here, one in the destructor. On:
+// the event lives here, in the caller's frame (ev_ is written only then).
 class OpScope {
  public:
   OpScope(Dfx& d, Op op, const char* call, const void* addr, size_t n, int pe, const void* local = nullptr,
           const void* aux = nullptr)
-      : ev_(SYMMEM_DFX_UNLIKELY(d.tools_ != 0)
-                ? d.op_begin(op, call, addr, n, pe, local, __builtin_return_address(0), aux)
-                : nullptr),
-        d_(&d) {}
+      : d_(SYMMEM_DFX_UNLIKELY(d.tools_ != 0) ? &d : nullptr) {
+    if (SYMMEM_DFX_UNLIKELY(d_ != nullptr)) d.op_begin(ev_, op, call, addr, n, pe, local, __builtin_return_address(0), aux);
+  }
   ~OpScope() {
-    if (SYMMEM_DFX_UNLIKELY(ev_ != nullptr)) d_->op_end(ev_);
+    if (SYMMEM_DFX_UNLIKELY(d_ != nullptr)) d_->op_end(ev_);
   }
   OpScope(const OpScope&) = delete;
   OpScope& operator=(const OpScope&) = delete;
 
  private:
-  OpEvent* ev_;
   Dfx* d_;
+  OpEvent ev_;
 };
 
 #else
