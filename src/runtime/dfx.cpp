@@ -104,7 +104,7 @@ void Dfx::finalize() {
 uint16_t Dfx::intern(const char* call) {
   if (!call) return 0;
   const uintptr_t key = reinterpret_cast<uintptr_t>(call);
-  std::atomic<uint64_t>& slot = cache_[(key >> 3) % (sizeof(cache_) / sizeof(cache_[0]))];
+  std::atomic<uint64_t>& slot = cache_[(key >> 3) % kCacheSlots];
   const uint64_t e = slot.load(std::memory_order_relaxed);
   if (SYMMEM_DFX_UNLIKELY((e >> 16) != key)) {
     // Another pointer may carry the same text (another translation unit): look in the page.

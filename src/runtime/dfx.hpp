@@ -128,6 +128,12 @@ class Dfx {
   uint32_t tools_ = 0;  // Tool bits; 0: every hook below returns at once
   Page* page() const { return page_; }
   uint16_t intern(const char* call);
+  // intern's cache lookup inline (the data path's): one load and a compare when seen before.
+  uint16_t intern_cached(const char* call) {
+    const uintptr_t key = reinterpret_cast<uintptr_t>(call);
+    const uint64_t e = cache_[(key >> 3) % kCacheSlots].load(std::memory_order_relaxed);
+    return SYMMEM_DFX_UNLIKELY((e >> 16) != key || key == 0) ? intern(call) : uint16_t(e & 0xffff);
+  }
 
   // ---- hooks (called through the scopes below) ----
   // `ev` lives in the caller's OpScope (on its stack: no thread-local lookup per call).
@@ -136,23 +142,26 @@ class Dfx {
   void op_end(OpEvent& ev);
   // A one-sided write into PE pe's memory at addr (this PE's copy), into this PE's page
   // ring (WriteRecord): the hang report's candidate writers. ucx: on the UCX route.
+  // Plain stores on lines only this PE writes, no locked instruction: threads of one PE
+  // that write at the same moment may share a slot (a record is a hint, never a count).
   void note_write(Op op, const char* call, const void* addr, size_t n, int pe, bool ucx) {
     Page* p = page_;
-    const uint64_t k = p->write_count.fetch_add(1, std::memory_order_relaxed);
+    const uint64_t k = p->write_count.load(std::memory_order_relaxed);
+    p->write_count.store(k + 1, std::memory_order_relaxed);
     WriteRecord& w = p->writes[k % kWriteRing];
     const uint32_t s = w.seq.load(std::memory_order_relaxed);
     w.seq.store(s + 1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
     const uintptr_t x = reinterpret_cast<uintptr_t>(addr);
     w.op = uint16_t(op);
-    w.call_id = intern(call);
+    w.call_id = intern_cached(call);
     w.target = pe;
     w.ucx = ucx;
     w.where = x - heap_ < heap_size_ ? x - heap_ : kRaceStatic | uint64_t(x - static_start_);
     w.bytes = n;
     w.quiets = p->quiet_count.load(std::memory_order_relaxed);
     w.seq.store(s + 2, std::memory_order_release);
-    if (ucx) p->ucx_posted.fetch_add(1, std::memory_order_relaxed);
+    if (ucx) p->ucx_posted.fetch_add(1, std::memory_order_relaxed);  // (a UCX operation costs microseconds)
   }
   // An operation posted on the UCX route that is not a write (a get_nbi): in flight until quiet.
   void note_ucx_op() { page_->ucx_posted.fetch_add(1, std::memory_order_relaxed); }
@@ -197,7 +206,8 @@ class Dfx {
   std::unique_ptr<Page> own_;  // before attach
   // Interned names by the caller's pointer: (pointer << 16) | id in one word, so that threads
   // never see a torn entry; the page's table is filled under names_mu_.
-  std::atomic<uint64_t> cache_[512] = {};
+  static constexpr size_t kCacheSlots = 512;
+  std::atomic<uint64_t> cache_[kCacheSlots] = {};
   std::mutex names_mu_;
   uintptr_t heap_ = 0, static_start_ = 0;
   uint64_t heap_size_ = 0, static_size_ = 0;
@@ -220,6 +230,7 @@ class OpScope {
   ~OpScope() {
     if (SYMMEM_DFX_UNLIKELY(d_ != nullptr)) d_->op_end(ev_);
   }
+  bool on() const { return d_ != nullptr; }  // a tool sees this operation
   OpScope(const OpScope&) = delete;
   OpScope& operator=(const OpScope&) = delete;
 
@@ -233,6 +244,7 @@ class OpScope {
  public:
   template <class... A>
   explicit OpScope(A&&...) {}
+  bool on() const { return false; }
 };
 #endif
 

@@ -471,7 +471,7 @@ void writers_of(const Source& src, const std::vector<PeView>& v, int waiter, std
     for (size_t i = 0; i < hits.size(); ++i) t += (i ? ", " : "") + hits[i];
   } else {
     t += "no PE has written it";
-    if (!all) t += " with an atomic, a signal or over UCX (puts on the node are recorded with a DFX tool on, e.g. SYMMEM_CHECK=1)";
+    if (!all) t += " over UCX (writes on the node are recorded with a DFX tool on, e.g. SYMMEM_CHECK=1)";
     if (!near.empty()) {
       t += "; nearby: ";
       for (size_t i = 0; i < near.size() && i < 3; ++i) t += (i ? ", " : "") + near[i];

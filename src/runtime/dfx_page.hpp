@@ -113,9 +113,9 @@ struct RaceAccess {
 };
 inline constexpr uint64_t kRaceStatic = 1ull << 63;
 
-// One one-sided write of this PE into a PE's memory, for the hang report's candidate
-// writers of a waited word. Atomics, signals and put-with-signal are always recorded, puts
-// when they go over UCX or a DFX tool is on (Page::writes_all).
+// One one-sided write of this PE into a PE's memory (put, atomic, signal), for the hang
+// report's candidate writers of a waited word: recorded when it goes over UCX, and on the
+// node when a DFX tool is on (Page::writes_all).
 struct WriteRecord {
   std::atomic<uint32_t> seq;  // odd while written
   uint16_t op;                // Op
@@ -165,7 +165,7 @@ struct alignas(64) Page {
   // v5: this PE's recent one-sided writes (record i at writes[i % kWriteRing]); the UCX
   // route's operations posted and those completed by a quiet (in flight: the difference).
   alignas(64) std::atomic<uint64_t> write_count;
-  std::atomic<uint32_t> writes_all;  // 1: plain puts on the node are recorded too (a tool is on)
+  std::atomic<uint32_t> writes_all;  // 1: writes on the node are recorded too (a tool is on)
   uint32_t pad1;
   std::atomic<uint64_t> ucx_posted;
   std::atomic<uint64_t> ucx_quieted;
