@@ -530,12 +530,10 @@ void Job::on_pe_exit(Pe& pe, int status) {
     return;
   }
   output_.message(what);
-  // Mid-job: what it was doing (its page, still mapped here) and where the others are.
-  if (hang_ && running_ > 0) {
-    std::string trig = WIFEXITED(status) ? format("PE %d exited with code %d", pe.rank, WEXITSTATUS(status))
-                                         : format("PE %d was killed by signal %d", pe.rank, WTERMSIG(status));
-    hang_report(trig, "exit report", 0.3);
-  }
+  // Killed mid-job: what it was doing (its page, still mapped here) and where the others
+  // are. (A PE that exits with a code has said why itself: a check, an error, global_exit.)
+  if (hang_ && running_ > 0 && WIFSIGNALED(status))
+    hang_report(format("PE %d was killed by signal %d", pe.rank, WTERMSIG(status)), "exit report", 0.3);
   exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   begin_termination(SIGTERM);
 }
