@@ -458,7 +458,7 @@ void PsyncGroup::sync() {
 void PsyncGroup::net_sync() {
   Runtime::Impl* rt = rt_;
   shm::quiet();
-  if (rt->ucx_) rt->ucx_->quiet_all();  // as on the node: every context's operations complete
+  if (rt->ucx_) rt->ucx_quiet(true);  // as on the node: every context's operations complete
   for (int r = 0, dist = 1; dist < size_; ++r, dist <<= 1) {
     const int to = (me_ + dist) % size_;
     rt->radd32(as_atomic(tokens(at(psync_ + r, to))), 1, world_pe(to));

@@ -33,7 +33,7 @@ void pull(Group& g, void* dst, const void* sym, size_t n, int i) {
 }
 
 void done(Group& g) {
-  if (g.rt()->ucx_) g.rt()->ucx_->quiet();
+  if (g.rt()->ucx_) g.rt()->ucx_quiet(false);
 }
 
 // out = operands 0..last in member order.

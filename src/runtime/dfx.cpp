@@ -14,12 +14,10 @@ namespace symmem::dfx {
 
 namespace {
 
-// This thread's outermost collective and its point-to-point events in flight (an
-// operation never nests inside another of the same thread, but keep a little slack).
-thread_local CollScope* t_coll = nullptr;
-thread_local const CollEvent* t_coll_ev = nullptr;
-thread_local OpEvent t_ops[4];
-thread_local int t_op_depth = 0;
+// This thread's outermost collective. initial-exec: a load from the thread pointer, not a
+// __tls_get_addr call per collective (16 bytes of the static TLS glibc keeps for libraries).
+__attribute__((tls_model("initial-exec"))) thread_local CollScope* t_coll = nullptr;
+__attribute__((tls_model("initial-exec"))) thread_local const CollEvent* t_coll_ev = nullptr;
 
 // Relaxed read-modify-write of a word only this PE writes (threads of one PE may lose an
 // increment of `progress`, which is a hint, never a count).
@@ -93,6 +91,7 @@ void Dfx::attach(Page* page, int pid) {
   page->version = kPageVersion;
   page->pid = pid;
   page->tools.store(tools_, std::memory_order_relaxed);
+  page->writes_all.store(tools_ != 0, std::memory_order_relaxed);
   page->state.store(uint32_t(State::kUser), std::memory_order_release);
   page_ = page;
 }
@@ -105,7 +104,7 @@ void Dfx::finalize() {
 uint16_t Dfx::intern(const char* call) {
   if (!call) return 0;
   const uintptr_t key = reinterpret_cast<uintptr_t>(call);
-  std::atomic<uint64_t>& slot = cache_[(key >> 3) % (sizeof(cache_) / sizeof(cache_[0]))];
+  std::atomic<uint64_t>& slot = cache_[(key >> 3) % kCacheSlots];
   const uint64_t e = slot.load(std::memory_order_relaxed);
   if (SYMMEM_DFX_UNLIKELY((e >> 16) != key)) {
     // Another pointer may carry the same text (another translation unit): look in the page.
@@ -132,18 +131,14 @@ uint16_t Dfx::intern(const char* call) {
 
 // ---------------------------------------------------------------- point to point
 
-OpEvent* Dfx::op_begin(Op op, const char* call, const void* addr, size_t n, int pe, const void* local, void* site,
-                       const void* aux) {
-  if (t_op_depth >= int(sizeof(t_ops) / sizeof(t_ops[0]))) return nullptr;
-  OpEvent* ev = &t_ops[t_op_depth++];
-  *ev = {op, call, pe, addr, n, local, 0, site, aux};
-  for (auto& h : hooks_) h->op_begin(*ev);
-  return ev;
+void Dfx::op_begin(OpEvent& ev, Op op, const char* call, const void* addr, size_t n, int pe, const void* local,
+                   void* site, const void* aux) {
+  ev = {op, call, pe, addr, n, local, 0, site, aux, 0};
+  for (auto& h : hooks_) h->op_begin(ev);
 }
 
-void Dfx::op_end(OpEvent* ev) {
-  for (auto& h : hooks_) h->op_end(*ev);
-  --t_op_depth;
+void Dfx::op_end(OpEvent& ev) {
+  for (auto& h : hooks_) h->op_end(ev);
 }
 
 // ---------------------------------------------------------------- waits

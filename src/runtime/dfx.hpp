@@ -43,9 +43,10 @@ struct OpEvent {
   const void* addr;     // symmetric address (this PE's copy) of the remote side
   size_t bytes;
   const void* local;    // the local buffer (source of a put, destination of a get), or null
-  uint64_t t0_ns;       // set by the trace/stats tools when they need it
+  uint64_t t0_ns;       // set by the statistics tool when it times this call
   void* call_site;      // return address into the caller, when known
-  const void* aux = nullptr;  // put_signal: the signal word (this PE's copy of it)
+  const void* aux;      // put_signal: the signal word (this PE's copy of it), else null
+  uint64_t t0_ticks;    // set by the trace tool
 };
 
 // One collective (or collective memory call), as this PE entered it.
@@ -127,11 +128,50 @@ class Dfx {
   uint32_t tools_ = 0;  // Tool bits; 0: every hook below returns at once
   Page* page() const { return page_; }
   uint16_t intern(const char* call);
+  // intern's cache lookup inline (the data path's): one load and a compare when seen before.
+  uint16_t intern_cached(const char* call) {
+    const uintptr_t key = reinterpret_cast<uintptr_t>(call);
+    const uint64_t e = cache_[(key >> 3) % kCacheSlots].load(std::memory_order_relaxed);
+    return SYMMEM_DFX_UNLIKELY((e >> 16) != key || key == 0) ? intern(call) : uint16_t(e & 0xffff);
+  }
 
   // ---- hooks (called through the scopes below) ----
-  OpEvent* op_begin(Op op, const char* call, const void* addr, size_t n, int pe, const void* local, void* site,
-                    const void* aux = nullptr);
-  void op_end(OpEvent* ev);
+  // `ev` lives in the caller's OpScope (on its stack: no thread-local lookup per call).
+  void op_begin(OpEvent& ev, Op op, const char* call, const void* addr, size_t n, int pe, const void* local,
+                void* site, const void* aux);
+  void op_end(OpEvent& ev);
+  // A one-sided write into PE pe's memory at addr (this PE's copy), into this PE's page
+  // ring (WriteRecord): the hang report's candidate writers. ucx: on the UCX route.
+  // Plain stores on lines only this PE writes, no locked instruction: threads of one PE
+  // that write at the same moment may share a slot (a record is a hint, never a count).
+  void note_write(Op op, const char* call, const void* addr, size_t n, int pe, bool ucx) {
+    Page* p = page_;
+    const uint64_t k = p->write_count.load(std::memory_order_relaxed);
+    p->write_count.store(k + 1, std::memory_order_relaxed);
+    WriteRecord& w = p->writes[k % kWriteRing];
+    const uint32_t s = w.seq.load(std::memory_order_relaxed);
+    w.seq.store(s + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    const uintptr_t x = reinterpret_cast<uintptr_t>(addr);
+    w.op = uint16_t(op);
+    w.call_id = intern_cached(call);
+    w.target = pe;
+    w.ucx = ucx;
+    w.where = x - heap_ < heap_size_ ? x - heap_ : kRaceStatic | uint64_t(x - static_start_);
+    w.bytes = n;
+    w.quiets = p->quiet_count.load(std::memory_order_relaxed);
+    w.seq.store(s + 2, std::memory_order_release);
+    if (ucx) p->ucx_posted.fetch_add(1, std::memory_order_relaxed);  // (a UCX operation costs microseconds)
+  }
+  // An operation posted on the UCX route that is not a write (a get_nbi): in flight until quiet.
+  void note_ucx_op() { page_->ucx_posted.fetch_add(1, std::memory_order_relaxed); }
+  // Around a quiet of the UCX route: what was posted before it is complete after it.
+  uint64_t ucx_mark() const { return page_->ucx_posted.load(std::memory_order_relaxed); }
+  void ucx_quieted(uint64_t mark) {
+    Page* p = page_;
+    if (p->ucx_quieted.load(std::memory_order_relaxed) < mark) p->ucx_quieted.store(mark, std::memory_order_relaxed);
+    p->quiet_count.fetch_add(1, std::memory_order_relaxed);
+  }
   // False when another thread of this PE holds the page's wait record (the state still
   // says waiting; this wait is then not described).
   bool wait_sleep(const WaitDesc& d);
@@ -166,7 +206,8 @@ class Dfx {
   std::unique_ptr<Page> own_;  // before attach
   // Interned names by the caller's pointer: (pointer << 16) | id in one word, so that threads
   // never see a torn entry; the page's table is filled under names_mu_.
-  std::atomic<uint64_t> cache_[512] = {};
+  static constexpr size_t kCacheSlots = 512;
+  std::atomic<uint64_t> cache_[kCacheSlots] = {};
   std::mutex names_mu_;
   uintptr_t heap_ = 0, static_start_ = 0;
   uint64_t heap_size_ = 0, static_size_ = 0;
@@ -177,24 +218,25 @@ class Dfx {
 };
 
 #if SYMMEM_DFX_HOOKS
-// A point-to-point operation. Off: one load and a branch here, one in the destructor.
+// A point-to-point operation. Off: one load and a branch here, one in the destructor. On:
+// the event lives here, in the caller's frame (ev_ is written only then).
 class OpScope {
  public:
   OpScope(Dfx& d, Op op, const char* call, const void* addr, size_t n, int pe, const void* local = nullptr,
           const void* aux = nullptr)
-      : ev_(SYMMEM_DFX_UNLIKELY(d.tools_ != 0)
-                ? d.op_begin(op, call, addr, n, pe, local, __builtin_return_address(0), aux)
-                : nullptr),
-        d_(&d) {}
-  ~OpScope() {
-    if (SYMMEM_DFX_UNLIKELY(ev_ != nullptr)) d_->op_end(ev_);
+      : d_(SYMMEM_DFX_UNLIKELY(d.tools_ != 0) ? &d : nullptr) {
+    if (SYMMEM_DFX_UNLIKELY(d_ != nullptr)) d.op_begin(ev_, op, call, addr, n, pe, local, __builtin_return_address(0), aux);
   }
+  ~OpScope() {
+    if (SYMMEM_DFX_UNLIKELY(d_ != nullptr)) d_->op_end(ev_);
+  }
+  bool on() const { return d_ != nullptr; }  // a tool sees this operation
   OpScope(const OpScope&) = delete;
   OpScope& operator=(const OpScope&) = delete;
 
  private:
-  OpEvent* ev_;
   Dfx* d_;
+  OpEvent ev_;
 };
 
 #else
@@ -202,6 +244,7 @@ class OpScope {
  public:
   template <class... A>
   explicit OpScope(A&&...) {}
+  bool on() const { return false; }
 };
 #endif
 

@@ -68,10 +68,39 @@ std::string pe_list(const std::vector<int>& pes) {
 
 bool overlap(uintptr_t a, size_t na, uintptr_t b, size_t nb) { return na && nb && a < b + nb && b < a + na; }
 
+std::string json_str(const std::string& v) {
+  std::string o = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += c;
+    } else if (uint8_t(c) < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", unsigned(uint8_t(c)));
+      o += b;
+    } else {
+      o += c;
+    }
+  }
+  o += '"';
+  return o;
+}
+
+std::string json_ints(const std::vector<int>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(v[i]);
+  }
+  s += ']';
+  return s;
+}
+
 class CheckTool final : public ToolHooks {
  public:
   CheckTool(Runtime::Impl* r, const Config& cfg)
-      : r_(r), level_(int(cfg.check)), stall_ns_(cfg.check_stall > 0 ? uint64_t(cfg.check_stall * 1e9) : 0) {
+      : r_(r), level_(int(cfg.check)), stall_ns_(cfg.check_stall > 0 ? uint64_t(cfg.check_stall * 1e9) : 0),
+        json_path_(cfg.check_file) {
     warm_up_call_sites();
   }
 
@@ -115,7 +144,9 @@ class CheckTool final : public ToolHooks {
   [[noreturn]] void mismatch(const CollEvent& ev, int culprit, uint32_t fields, const char* why);
   [[noreturn]] void local_failure(const OpEvent& ev, const std::string& what, const char* hint);
   [[noreturn]] void coll_local_failure(const CollEvent& ev, const std::string& what, const char* hint);
-  [[noreturn]] void fatal(const std::string& report, const std::string& reason);
+  // Prints the report (one PE per node), writes its JSON twin (`json`: the members after
+  // the schema's) and ends the job.
+  [[noreturn]] void fatal(std::string report, const std::string& reason, const std::string& json);
   std::string range_problem(uintptr_t a, size_t n, const char** hint) const;
 
   void record_site(CollRecord& r);
@@ -123,6 +154,7 @@ class CheckTool final : public ToolHooks {
   Runtime::Impl* r_;
   int level_;
   uint64_t stall_ns_;
+  std::string json_path_;  // SYMMEM_CHECK_FILE
   std::map<uint64_t, Freed> freed_;  // blocks freed since, by heap offset (use after free)
   // The allocation the last range check found, checked first (threads of a PE may race on
   // the pair; a torn pair can only skip a check, never report a good call).
@@ -439,7 +471,7 @@ void CheckTool::wait_tick(const WaitRecord& w) {
 
 // ---------------------------------------------------------------- reports
 
-void CheckTool::fatal(const std::string& report, const std::string& reason) {
+void CheckTool::fatal(std::string report, const std::string& reason, const std::string& json) {
   // One reporter per node: the first PE to claim the word on the node's first PE's page.
   int first = r_->rank_;
   for (int pe = 0; pe < r_->npes_; ++pe)
@@ -449,6 +481,23 @@ void CheckTool::fatal(const std::string& report, const std::string& reason) {
     }
   int32_t none = 0;
   if (r_->meta(first)->dfx.check_claim.compare_exchange_strong(none, r_->rank_ + 1)) {
+    const std::string job = r_->env_.job_id.empty() ? std::to_string(getpid()) : r_->env_.job_id;
+    const std::string path = json_path_.empty() ? "symmem-check-" + job + ".json" : json_path_;
+    std::string j = "{\"schema\":\"symmem-check/1\",\"job\":";
+    j += json_str(r_->env_.job_id);
+    j += ",\"pe\":" + std::to_string(r_->rank_) + ",\"npes\":" + std::to_string(r_->npes_);
+    j += json;
+    j += ",\"text\":";
+    j += json_str(report);
+    j += "}\n";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    bool ok = f && std::fwrite(j.data(), 1, j.size(), f) == j.size();
+    if (f) ok &= std::fclose(f) == 0;
+    // The last line says the job ends: the file's line goes before it.
+    const size_t at = report.rfind("\n  job ends");
+    const std::string line = "\n  JSON: " + (ok ? path : "cannot write " + path);
+    if (at != std::string::npos) report.insert(at, line);
+    else report += line;
     log_pe(LogLevel::kError, r_->rank_, "%s", report.c_str());
     r_->end_job(JobFailure::Kind::kError, 2, reason);
   }
@@ -470,7 +519,17 @@ void CheckTool::local_failure(const OpEvent& ev, const std::string& what, const 
   if (!site.empty()) rep += "\n  at " + site;
   if (*hint) rep += std::string("\n  hint: ") + hint;
   rep += "\n  job ends (exit 2)";
-  fatal(rep, std::string("CHECK: ") + (ev.call ? ev.call : op_name(ev.op)) + ": " + what);
+  std::string j = ",\"kind\":\"call\",\"call\":";
+  j += json_str(ev.call ? ev.call : op_name(ev.op));
+  j += src_side ? ",\"source\":" : ",\"dest\":";
+  j += json_str(r_->dfx_.describe(ev.addr));
+  j += ",\"bytes\":" + std::to_string(ev.bytes) + ",\"target_pe\":" + std::to_string(ev.pe) + ",\"problem\":";
+  j += json_str(what);
+  j += ",\"site\":";
+  j += json_str(site);
+  j += ",\"hint\":";
+  j += json_str(hint);
+  fatal(rep, std::string("CHECK: ") + (ev.call ? ev.call : op_name(ev.op)) + ": " + what, j);
 }
 
 void CheckTool::coll_local_failure(const CollEvent& ev, const std::string& what, const char* hint) {
@@ -483,7 +542,19 @@ void CheckTool::coll_local_failure(const CollEvent& ev, const std::string& what,
   if (!site.empty()) rep += "\n  at " + site;
   if (*hint) rep += std::string("\n  hint: ") + hint;
   rep += "\n  job ends (exit 2)";
-  fatal(rep, std::string("CHECK: ") + op_name(ev.op) + ": " + what);
+  std::string j = ",\"kind\":\"collective call\",\"op\":";
+  j += json_str(op_name(ev.op));
+  j += ",\"team\":";
+  j += json_str(team_name(ev));
+  j += ",\"seq\":" + std::to_string(ev.team_rel) + ",\"dest\":";
+  j += json_str(r_->dfx_.describe(ev.dest));
+  j += ",\"bytes\":" + std::to_string(ev.bytes) + ",\"problem\":";
+  j += json_str(what);
+  j += ",\"site\":";
+  j += json_str(site);
+  j += ",\"hint\":";
+  j += json_str(hint);
+  fatal(rep, std::string("CHECK: ") + op_name(ev.op) + ": " + what, j);
 }
 
 void CheckTool::mismatch(const CollEvent& ev, int culprit, uint32_t fields, const char* why) {
@@ -562,11 +633,40 @@ void CheckTool::mismatch(const CollEvent& ev, int culprit, uint32_t fields, cons
     if (!g.site.empty()) rep += "  at " + g.site;
   }
   if (!remote.empty()) rep += "\n  " + pe_list(remote) + ": on other nodes, not compared";
+  std::string j = ",\"kind\":\"collective mismatch\",\"team\":";
+  j += json_str(team_name(ev));
+  j += ",\"seq\":" + std::to_string(ev.team_rel) + ",\"op\":";
+  j += json_str(op_name(Op(mine.op)));
+  j += ",\"differs\":[";
+  for (int b = 0, k = 0; b < 7; ++b)
+    if (all_fields & (1u << b)) {
+      if (k++) j += ',';
+      j += json_str(names[b]);
+    }
+  j += "],\"culprit\":" + std::to_string(diff.empty() ? culprit : -1) + ",\"why\":";
+  j += json_str(diff.empty() && why ? why : "");
+  j += ",\"groups\":[";
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    if (gi) j += ',';
+    j += "{\"pes\":";
+    j += json_ints(groups[gi].pes);
+    j += ",\"call\":";
+    j += json_str(groups[gi].value);
+    j += ",\"site\":";
+    j += json_str(groups[gi].site);
+    j += '}';
+  }
+  j += "],\"not_compared\":";
+  j += json_ints(remote);
   // The call before, from this PE's own ring.
   if (ev.team_rel > 1) {
     CollRecord prev;
-    if (find(r_->rank_, ev, ev.team_rel - 1, &prev) == Found::kYes)
+    if (find(r_->rank_, ev, ev.team_rel - 1, &prev) == Found::kYes) {
       rep += "\n  previous call on this team: #" + std::to_string(prev.team_rel) + " " + op_name(Op(prev.op));
+      j += ",\"previous\":{\"seq\":" + std::to_string(prev.team_rel) + ",\"op\":";
+      j += json_str(op_name(Op(prev.op)));
+      j += '}';
+    }
   }
   const char* hint = "every PE of a team must make the same collective calls, in the same order, with the same "
                      "arguments";
@@ -581,7 +681,9 @@ void CheckTool::mismatch(const CollEvent& ev, int culprit, uint32_t fields, cons
   else if (why) hint = "a PE that skips a collective, or calls collectives of two teams in another order, blocks "
                        "the others";
   rep += std::string("\n  hint: ") + hint + "\n  job ends (exit 2)";
-  fatal(rep, "CHECK: collective mismatch on " + team_name(ev) + " call #" + std::to_string(ev.team_rel));
+  j += ",\"hint\":";
+  j += json_str(hint);
+  fatal(rep, "CHECK: collective mismatch on " + team_name(ev) + " call #" + std::to_string(ev.team_rel), j);
 }
 
 }  // namespace

@@ -95,6 +95,13 @@ struct Coll {
   int32_t start = 0, stride = 1, size = 0;
 };
 
+struct Write {
+  uint16_t op = 0, call_id = 0;
+  int32_t target = -1;
+  bool ucx = false;
+  uint64_t where = 0, bytes = 0, quiets = 0;
+};
+
 struct Snap {
   bool visible = false;
   State state = State::kInit;
@@ -104,6 +111,9 @@ struct Snap {
   Wait w;
   uint32_t lane_seq[kTeamLanes] = {};
   std::vector<Coll> recent;  // newest first
+  std::vector<Write> writes;  // newest first
+  uint64_t write_count = 0, ucx_posted = 0, ucx_quieted = 0, quiet_count = 0;
+  bool writes_all = false;   // plain puts on the node are recorded too
   char pstate = '?';         // /proc/<pid>/stat state
   double cpu_s = -1;         // user + system CPU seconds
 };
@@ -147,6 +157,16 @@ Snap take(const PeInfo& pi) {
     if (!read_stable(p->colls[(i - 1) % kCollRing], &c)) continue;
     s.recent.push_back({c.op, c.lane, c.team_seq, c.done, c.call_id, c.root, c.bytes, c.team_start, c.team_stride,
                         c.team_size});
+  }
+  s.writes_all = p->writes_all.load(std::memory_order_relaxed) != 0;
+  s.quiet_count = p->quiet_count.load(std::memory_order_relaxed);
+  s.ucx_quieted = p->ucx_quieted.load(std::memory_order_relaxed);
+  s.ucx_posted = p->ucx_posted.load(std::memory_order_relaxed);
+  s.write_count = p->write_count.load(std::memory_order_acquire);
+  for (uint64_t i = s.write_count; i > 0 && s.write_count - i < uint64_t(kWriteRing); --i) {
+    WriteRecord w;
+    if (!read_stable(p->writes[(i - 1) % kWriteRing], &w)) continue;
+    s.writes.push_back({w.op, w.call_id, w.target, w.ucx != 0, w.where, w.bytes, w.quiets});
   }
   return s;
 }
@@ -212,6 +232,31 @@ std::string describe(const Source& src, int space, int owner, uint64_t addr) {
   }
   if (addr - p->static_start < p->static_size) return fmt("static data +0x%" PRIx64, addr - p->static_start);
   return fmt("0x%" PRIx64, addr);
+}
+
+// A symmetric address of PE `space`'s process as (owner PE, WriteRecord::where); false for
+// words outside the heap and the static data (the sync words of collectives).
+bool word_where(const Source& src, int space, uint64_t addr, int* pe, uint64_t* where) {
+  const Page* p = src.pes[size_t(space)].page;
+  if (!p) return false;
+  const uint64_t G = p->layout_base, H = p->heap_size, n = uint64_t(p->npes);
+  if (H && addr - G < n * H) {
+    *pe = int((addr - G) / H);
+    *where = (addr - G) % H;
+    return true;
+  }
+  if (addr - p->static_start < p->static_size) {
+    *pe = space;
+    *where = kRaceStatic | (addr - p->static_start);
+    return true;
+  }
+  return false;
+}
+
+// Whether a write covers [lo, hi) of the same kind of memory (heap or static).
+bool overlaps(const Write& w, uint64_t lo, uint64_t hi) {
+  if ((w.where & kRaceStatic) != (lo & kRaceStatic)) return false;
+  return w.where < hi && lo < w.where + std::max<uint64_t>(w.bytes, 1);
 }
 
 // Whether a wait's condition holds for `v`; -1 when it depends on the type's signedness
@@ -338,6 +383,150 @@ std::string coll_text(const Page* p, const Coll& c) {
   return s;
 }
 
+// Where a write went, named from the writer's side: "'flags' (allocation #1, 64) +8 of PE 3".
+std::string write_target(const Source& src, int writer, const Write& w) {
+  const Page* p = src.pes[size_t(writer)].page;
+  if (!p) return "?";
+  if (w.where & kRaceStatic) {
+    std::string d = describe(src, writer, w.target, p->static_start + (w.where & ~kRaceStatic));
+    return d + fmt(" of PE %d", w.target);
+  }
+  std::string d = describe(src, writer, w.target, p->layout_base + uint64_t(w.target) * p->heap_size + w.where);
+  if (w.target == writer) d += " (its own)";
+  return d;
+}
+
+std::string write_text(const Source& src, int writer, const Write& w) {
+  std::string call = name_of(src.pes[size_t(writer)].page, w.call_id);
+  std::string t = fmt("%s to %s", call.empty() ? "write" : call.c_str(), write_target(src, writer, w).c_str());
+  if (w.bytes != 8 && w.bytes != 4) t += " " + format_size(w.bytes);
+  return t;
+}
+
+// The candidate writers of PE `waiter`'s waited word, from every visible PE's write ring:
+// a text line (without its indent) and the JSON members.
+void writers_of(const Source& src, const std::vector<PeView>& v, int waiter, std::string* text, std::string* json) {
+  const Wait& wt = v[size_t(waiter)].b.w;
+  int owner = -1;
+  uint64_t lo = 0;
+  if (!word_where(src, waiter, wt.addr, &owner, &lo)) return;
+  const uint64_t hi = lo + uint64_t(wt.width) * std::max<uint32_t>(wt.nwords, 1);
+  // The allocation holding the word (owner's slots), for writes that went elsewhere in it.
+  uint64_t alo = lo, ahi = hi;
+  if (!(lo & kRaceStatic)) {
+    for (int look : {owner, waiter}) {
+      const Page* q = src.pes[size_t(look)].page;
+      if (!q) continue;
+      bool found = false;
+      for (const AllocSlot& a : q->allocs) {
+        AllocSlot c;
+        if (!read_stable(a, &c) || c.number == 0 || lo - c.offset >= c.size) continue;
+        alo = c.offset, ahi = c.offset + c.size, found = true;
+        break;
+      }
+      if (found) break;
+    }
+  }
+  std::vector<std::string> hits, near, unseen;
+  std::string jw = "[", je = "[";
+  bool all = true, partial = false;
+  for (size_t pe = 0; pe < v.size(); ++pe) {
+    const Snap& s = v[pe].b;
+    if (!s.visible) {
+      if (src.pes[pe].remote) unseen.push_back(std::to_string(pe));
+      continue;
+    }
+    all = all && s.writes_all;
+    partial = partial || s.write_count > uint64_t(kWriteRing);
+    int count = 0, pending = 0;
+    const Write* last = nullptr;
+    const Write* elsewhere = nullptr;
+    for (const Write& w : s.writes) {
+      if (w.target != owner) continue;
+      if (overlaps(w, lo, hi)) {
+        ++count;
+        if (!last) last = &w;
+        if (w.ucx && w.quiets == s.quiet_count) ++pending;
+      } else if (!elsewhere && alo != lo && overlaps(w, alo, ahi)) {
+        elsewhere = &w;
+      }
+    }
+    const std::string call = last ? name_of(src.pes[pe].page, last->call_id) : "";
+    if (last) {
+      std::string h = fmt("PE %zu (%s", pe, call.c_str());
+      if (count > 1) h += fmt(", %d of its last %zu writes", count, s.writes.size());
+      if (pending) h += fmt(", %d pending on UCX: not yet quieted", pending);
+      hits.push_back(h + ")");
+      jw += fmt("%s{\"pe\":%zu,\"call\":%s,\"writes\":%d,\"pending\":%d}", jw.size() > 1 ? "," : "", pe,
+                json_str(call).c_str(), count, pending);
+    } else if (elsewhere) {
+      const std::string ec = name_of(src.pes[pe].page, elsewhere->call_id);
+      near.push_back(fmt("PE %zu %s to %s", pe, ec.c_str(), write_target(src, int(pe), *elsewhere).c_str()));
+      je += fmt("%s{\"pe\":%zu,\"call\":%s,\"offset\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", je.size() > 1 ? "," : "",
+                pe, json_str(ec).c_str(), elsewhere->where - alo, elsewhere->bytes);
+    }
+  }
+  std::string t = "candidate writers: ";
+  if (!hits.empty()) {
+    for (size_t i = 0; i < hits.size(); ++i) t += (i ? ", " : "") + hits[i];
+  } else {
+    t += "no PE has written it";
+    if (!all) t += " over UCX (writes on the node are recorded with a DFX tool on, e.g. SYMMEM_CHECK=1)";
+    if (!near.empty()) {
+      t += "; nearby: ";
+      for (size_t i = 0; i < near.size() && i < 3; ++i) t += (i ? ", " : "") + near[i];
+    }
+  }
+  if (partial) t += fmt(" (of each PE's last %d writes)", kWriteRing);
+  if (!unseen.empty()) {
+    t += "; PEs on other nodes not seen:";
+    for (auto& u : unseen) t += " " + u;
+  }
+  *text = t;
+  *json = ",\"writers\":";
+  *json += jw;
+  *json += "],\"written_nearby\":";
+  *json += je;
+  *json += all ? "],\"writes_complete\":true" : "],\"writes_complete\":false";
+}
+
+// What a PE that has ended was doing then, from its page ("in barrier #3 on TEAM_WORLD").
+std::string state_at_end(const Page* page, const Snap& s) {
+  if (!s.visible) return "";
+  switch (s.state) {
+    case State::kUser: return "running user code";
+    case State::kInit: return "in init";
+    case State::kFinalized: return "finalized";
+    default: break;
+  }
+  std::string call = name_of(page, s.waiting && s.w.call_id ? s.w.call_id : s.call_id);
+  if (const Coll* c = open_coll(s)) {
+    std::string cn = name_of(page, c->call_id);
+    return fmt("in %s #%u on %s", cn.empty() ? call.c_str() : cn.c_str(), c->seq, team_name(c->lane, c).c_str());
+  }
+  std::string t = s.state == State::kWaiting ? "waiting in " : "in ";
+  t += call.empty() ? std::string("a call") : call;
+  return t;
+}
+
+// "main > symmem::Runtime::barrier_all > ... > syscall": a stack (innermost first) as a path.
+std::string stack_path(const std::string& st) {
+  std::vector<std::string> f;
+  size_t i = 0;
+  while (i < st.size()) {
+    size_t j = st.find('\n', i);
+    if (j == std::string::npos) j = st.size();
+    if (j > i) f.push_back(st.substr(i, j - i));
+    i = j + 1;
+  }
+  std::string p;
+  for (size_t k = f.size(); k > 0; --k) {
+    if (!p.empty()) p += " > ";
+    p += f[k - 1];
+  }
+  return p;
+}
+
 }  // namespace
 
 Report build(const Source& src, const Options& opt) {
@@ -445,7 +634,22 @@ Report build(const Source& src, const Options& opt) {
   });
 
   const std::string pre = src.prefix;
-  std::string t = pre + fmt("hang report (%s): %s — %s\n", opt.trigger.c_str(), r.verdict.c_str(), reason.c_str());
+  std::vector<int> ended;
+  for (size_t i = 0; i < n; ++i)
+    if (src.pes[i].life != PeInfo::Life::kAlive) ended.push_back(int(i));
+  if (!ended.empty() && r.verdict != "FINISHED") {
+    std::vector<std::string> how;
+    for (int pe : ended) {
+      const PeInfo& pi = src.pes[size_t(pe)];
+      how.push_back(pi.life == PeInfo::Life::kKilled ? fmt("PE %d was killed by signal %d", pe, pi.code)
+                                                     : fmt("PE %d exited with code %d", pe, pi.code));
+    }
+    reason += "; ";
+    for (size_t i = 0; i < how.size() && i < 3; ++i) reason += (i ? ", " : "") + how[i];
+    if (how.size() > 3) reason += fmt(" and %zu more", how.size() - 3);
+  }
+  std::string t = pre + fmt("%s (%s): %s — %s\n", opt.title.c_str(), opt.trigger.c_str(), r.verdict.c_str(),
+                            reason.c_str());
   if (!src.scope.empty()) t += "  scope: " + src.scope + "\n";
   std::string jg = "[";
   const size_t largest = groups.empty() ? 0 : groups[0].size();
@@ -457,7 +661,7 @@ Report build(const Source& src, const Options& opt) {
     std::string line = "  " + ranks_text(g);
     line.resize(std::max<size_t>(line.size() + 2, 16), ' ');
     std::vector<int> missing;
-    std::string what, extra;
+    std::string what, extra, after;
     double wait_s = -1;
     for (int pe : g) wait_s = std::max(wait_s, v[size_t(pe)].wait_s);
     if (d.lane >= 0) {
@@ -506,6 +710,13 @@ Report build(const Source& src, const Options& opt) {
       if (p0.have_value) extra += fmt("   sees %s (live)", value_text(p0.value, w.width).c_str());
       else extra += "   value not readable here";
       if (p0.sat == 1) extra += " — satisfied";
+      std::string wtext, wjson;
+      writers_of(src, v, g[0], &wtext, &wjson);
+      if (!wtext.empty()) {
+        after = std::string(16, ' ');
+        after += wtext;
+        after += "\n";
+      }
     } else if (d.kind == "user code") {
       what = "running user code";
       std::vector<std::string> cpu;
@@ -522,10 +733,13 @@ Report build(const Source& src, const Options& opt) {
       if (g.size() == 1 && (p0.b.pstate == 'T' || p0.b.pstate == 't')) extra += "   (process stopped)";
     } else if (d.kind == "in call") {
       what = "in " + d.call + " (not sleeping)";
-    } else if (d.kind == "exited") {
-      what = fmt("exited with code %d", src.pes[size_t(g[0])].code);
-    } else if (d.kind == "killed") {
-      what = fmt("killed by signal %d", src.pes[size_t(g[0])].code);
+    } else if (d.kind == "exited" || d.kind == "killed") {
+      what = d.kind == "exited" ? fmt("exited with code %d", src.pes[size_t(g[0])].code)
+                                : fmt("killed by signal %d", src.pes[size_t(g[0])].code);
+      // What its page said last: the call it died in.
+      const std::string was = state_at_end(src.pes[size_t(g[0])].page, p0.b);
+      if (g.size() == 1 && !was.empty()) extra += "   it was " + was;
+      for (int pe : g) odd.push_back(pe);
     } else if (d.kind == "other node") {
       what = "on another node: not visible here";
     } else if (d.kind == "init") {
@@ -534,9 +748,10 @@ Report build(const Source& src, const Options& opt) {
       what = d.kind;
     }
     if (wait_s >= 0) extra += fmt("   waiting %.1f s", wait_s);
-    t += line + what + extra + "\n";
+    t += line + what + extra + "\n" + after;
     // RAS's outlier rule: a small group beside a larger one is worth its history.
-    if (groups.size() > 1 && g.size() < largest && g.size() <= 10 && (d.kind != "other node"))
+    if (groups.size() > 1 && g.size() < largest && g.size() <= 10 && d.kind != "other node" && d.kind != "exited" &&
+        d.kind != "killed")
       for (int pe : g) odd.push_back(pe);
     jg += fmt("%s{\"pes\":%s,\"state\":%s,\"call\":%s,\"team\":%s,\"lane\":%d,\"seq\":%u,\"missing\":%s,"
               "\"waiting_s\":%.3f,\"text\":%s}",
@@ -548,12 +763,52 @@ Report build(const Source& src, const Options& opt) {
   std::sort(odd.begin(), odd.end());
   for (int pe : odd) {
     const PeView& p = v[size_t(pe)];
-    if (p.b.recent.empty()) continue;
-    std::string s = fmt("  PE %d last collectives:", pe);
-    for (size_t i = 0; i < p.b.recent.size() && i < 4; ++i) s += "  " + coll_text(src.pes[size_t(pe)].page, p.b.recent[i]);
-    t += s + "\n";
+    if (!p.b.recent.empty()) {
+      std::string s = fmt("  PE %d last collectives:", pe);
+      for (size_t i = 0; i < p.b.recent.size() && i < 4; ++i) s += "  " + coll_text(src.pes[size_t(pe)].page, p.b.recent[i]);
+      t += s + "\n";
+    }
+    if (!p.b.writes.empty()) {
+      std::string s = fmt("  PE %d last writes:", pe);
+      for (size_t i = 0; i < p.b.writes.size() && i < 3; ++i) s += (i ? ",  " : "  ") + write_text(src, pe, p.b.writes[i]);
+      t += s + "\n";
+    }
   }
-  if (r.verdict == "DEADLOCK" && !odd.empty() && groups.size() > 1)
+  // Operations posted on the UCX route and not yet completed by a quiet.
+  {
+    std::vector<std::string> fl;
+    for (size_t i = 0; i < n; ++i) {
+      const Snap& b = v[i].b;
+      if (b.visible && b.ucx_posted > b.ucx_quieted) fl.push_back(fmt("PE %zu %" PRIu64, i, b.ucx_posted - b.ucx_quieted));
+    }
+    if (!fl.empty()) {
+      t += "  in flight on UCX (posted, not yet quieted):";
+      for (size_t i = 0; i < fl.size(); ++i) t += (i ? ", " : " ") + fl[i];
+      t += "\n";
+    }
+  }
+  // Stacks (symmem-run --hang-stacks), PEs with the same one together.
+  {
+    std::map<std::string, std::vector<int>> by_stack;
+    for (size_t i = 0; i < n && i < src.stacks.size(); ++i)
+      if (!src.stacks[i].empty()) by_stack[stack_path(src.stacks[i])].push_back(int(i));
+    std::vector<std::pair<std::string, std::vector<int>>> st(by_stack.begin(), by_stack.end());
+    std::stable_sort(st.begin(), st.end(), [](const auto& x, const auto& y) { return x.second[0] < y.second[0]; });
+    for (auto& [path, pes] : st) {
+      t += "  stack of ";
+      t += ranks_text(pes);
+      t += ": ";
+      t += path;
+      t += "\n";
+    }
+  }
+  std::vector<int> odd_live;
+  for (int pe : odd)
+    if (src.pes[size_t(pe)].life == PeInfo::Life::kAlive) odd_live.push_back(pe);
+  if (!ended.empty() && !odd.empty() && groups.size() > 1 && odd_live.empty())
+    t += fmt("  hint: %s ended mid-job; the others cannot finish without %s\n", ranks_text(ended).c_str(),
+             ended.size() == 1 ? "it" : "them");
+  else if (r.verdict == "DEADLOCK" && !odd.empty() && groups.size() > 1 && odd_live.size() == odd.size())
     t += fmt("  hint: %s %s for what the others will never do; %s wait for %s\n", ranks_text(odd).c_str(),
              odd.size() == 1 ? "waits" : "wait", ranks_text(groups[0]).c_str(), ranks_text(odd).c_str());
 
@@ -591,6 +846,41 @@ Report build(const Source& src, const Options& opt) {
                w.width, w.nwords, value_text(w.expect, w.width).c_str(),
                p.have_value ? value_text(p.value, w.width).c_str() : "null",
                p.sat == 1 ? "true" : p.sat == 0 ? "false" : "null", p.wait_s);
+      std::string wtext, wjson;
+      writers_of(src, v, int(i), &wtext, &wjson);
+      j.insert(j.size() - 1, wjson);
+    }
+    if (p.b.visible) {
+      j += fmt(",\"ucx_in_flight\":%" PRIu64, p.b.ucx_posted > p.b.ucx_quieted ? p.b.ucx_posted - p.b.ucx_quieted : 0);
+      if (pi.life != PeInfo::Life::kAlive) {
+        j += ",\"at_end\":";
+        j += json_str(state_at_end(pi.page, p.b));
+      }
+      j += ",\"writes\":[";
+      for (size_t k = 0; k < p.b.writes.size() && k < 8; ++k) {
+        const Write& w = p.b.writes[k];
+        j += fmt("%s{\"call\":%s,\"target\":%d,\"to\":%s,\"bytes\":%" PRIu64 ",\"ucx\":%s}", k ? "," : "",
+                 json_str(name_of(pi.page, w.call_id)).c_str(), w.target, json_str(write_target(src, int(i), w)).c_str(),
+                 w.bytes, w.ucx ? "true" : "false");
+      }
+      j += "]";
+    }
+    if (i < src.stacks.size() && !src.stacks[i].empty()) {
+      j += ",\"stack\":[";
+      size_t a = 0;
+      bool first = true;
+      const std::string& st = src.stacks[i];
+      while (a < st.size()) {
+        size_t e = st.find('\n', a);
+        if (e == std::string::npos) e = st.size();
+        if (e > a) {
+          if (!first) j += ",";
+          j += json_str(st.substr(a, e - a));
+          first = false;
+        }
+        a = e + 1;
+      }
+      j += "]";
     }
     j += ",\"last\":[";
     for (size_t k = 0; k < p.b.recent.size() && k < 8; ++k) {

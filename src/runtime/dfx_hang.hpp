@@ -36,6 +36,9 @@ struct Source {
   std::string prefix;       // first words of the text ("symmem-run: ", "[pe 0 host:1234] ")
   std::string scope;        // what the reader covers, when not the whole job ("node n1")
   std::vector<PeInfo> pes;  // every PE of the job, by rank
+  // Per rank, the PE's stack when the reader took one (symmem-run --hang-stacks: gdb), one
+  // frame a line, innermost first; empty: none.
+  std::vector<std::string> stacks;
   // Reads `width` (1, 2, 4 or 8) bytes of PE `owner`'s memory at `addr`: a symmetric
   // address in the job's layout, or a static variable's address in PE `space`'s process.
   std::function<bool(int owner, int space, uint64_t addr, uint32_t width, uint64_t* out)> read;
@@ -43,6 +46,7 @@ struct Source {
 
 struct Options {
   std::string trigger;    // "timeout after 30 s", "no progress for 3 s", "SIGUSR1", "query"
+  std::string title = "hang report";  // first words after the prefix ("exit report")
   double look_s = 1.0;    // time between the two looks
   std::string json_path;  // "": symmem-hang-<job>.json in the working directory; "-": none
 };

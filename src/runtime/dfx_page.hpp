@@ -14,7 +14,7 @@
 namespace symmem::dfx {
 
 inline constexpr uint64_t kPageMagic = 0x3170676678666473ull;  // "sdfxgpg1"
-inline constexpr uint32_t kPageVersion = 4;  // 2: allocation slots, layout; 3: race ring; 4: team ids, check claim
+inline constexpr uint32_t kPageVersion = 5;  // 2: allocation slots, layout; 3: race ring; 4: team ids, check claim; 5: write ring
 inline constexpr int kTeamLanes = 65;       // team slots 0..63, lane 64: pSync active sets
 inline constexpr int kActiveSetLane = 64;
 inline constexpr int kCollRing = 64;        // recent collectives, all teams together
@@ -23,6 +23,7 @@ inline constexpr int kNameLen = 32;
 inline constexpr int kAllocSlots = 128;     // live allocations named on the page
 inline constexpr int kAllocNameLen = 24;
 inline constexpr int kRaceRing = 256;     // recent remote accesses into this PE's memory (race check)
+inline constexpr int kWriteRing = 32;     // this PE's recent one-sided writes (hang reports)
 
 // What a PE is doing now, as a reader sees it.
 enum class State : uint32_t {
@@ -112,6 +113,20 @@ struct RaceAccess {
 };
 inline constexpr uint64_t kRaceStatic = 1ull << 63;
 
+// One one-sided write of this PE into a PE's memory (put, atomic, signal), for the hang
+// report's candidate writers of a waited word: recorded when it goes over UCX, and on the
+// node when a DFX tool is on (Page::writes_all).
+struct WriteRecord {
+  std::atomic<uint32_t> seq;  // odd while written
+  uint16_t op;                // Op
+  uint16_t call_id;           // names index in this PE's page
+  int32_t target;             // world PE whose memory was written
+  uint32_t ucx;               // 1: posted on the UCX route
+  uint64_t where;             // heap offset, or kRaceStatic | offset into static data
+  uint64_t bytes;
+  uint64_t quiets;            // Page::quiet_count when written: pending until it moves on
+};
+
 struct alignas(64) Page {
   uint64_t magic;
   uint32_t version;
@@ -147,6 +162,15 @@ struct alignas(64) Page {
   // v2: on the page of the node's first PE, 1 + the PE that reports a check failure (the
   // check tool elects one reporter per node with it), else 0.
   std::atomic<int32_t> check_claim;
+  // v5: this PE's recent one-sided writes (record i at writes[i % kWriteRing]); the UCX
+  // route's operations posted and those completed by a quiet (in flight: the difference).
+  alignas(64) std::atomic<uint64_t> write_count;
+  std::atomic<uint32_t> writes_all;  // 1: writes on the node are recorded too (a tool is on)
+  uint32_t pad1;
+  std::atomic<uint64_t> ucx_posted;
+  std::atomic<uint64_t> ucx_quieted;
+  std::atomic<uint64_t> quiet_count;
+  WriteRecord writes[kWriteRing];
 };
 
 // The page's allocation slots, written by their PE only (Dfx::allocated / freed / set_name).

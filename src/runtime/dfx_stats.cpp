@@ -257,7 +257,7 @@ struct ThreadCache {
   uint64_t instance = 0;
   Block* block = nullptr;
 };
-thread_local ThreadCache t_cache;
+__attribute__((tls_model("initial-exec"))) thread_local ThreadCache t_cache;  // no __tls_get_addr per operation
 
 class StatsTool final : public ToolHooks {
  public:

@@ -54,19 +54,16 @@ inline uint32_t encode_dur(uint64_t d) {
 
 inline uint32_t sat32(uint64_t v) { return v < 0xffffffffull ? uint32_t(v) : 0xffffffffu; }
 
-// Per thread: its index in the ring's records, the start ticks of the operations in
-// flight (they nest at most a few deep), the open collective and sleep records.
+// Per thread: its index in the ring's records, the open collective and sleep records (an
+// operation's start is in its OpEvent, on the caller's stack).
 // initial-exec: a few instructions per access instead of a __tls_get_addr call (which
-// was a seventh of a traced put); 88 bytes of the static TLS that glibc keeps for it.
+// was a seventh of a traced put); 48 bytes of the static TLS that glibc keeps for it.
 struct ThreadState {
   const void* owner = nullptr;
   uint8_t tid = 0;
-  int depth = 0;
-  uint64_t t0[4];
   uint64_t coll_idx = ~0ull, coll_t0 = 0;
   uint64_t sleep_idx = ~0ull, sleep_t0 = 0;
 };
-constexpr int kMaxDepth = 4;
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
 
 class TraceTool final : public ToolHooks {
@@ -78,18 +75,12 @@ class TraceTool final : public ToolHooks {
   }
   bool ok() const { return h_ != nullptr; }
 
-  void op_begin(OpEvent&) override {
-    ThreadState& t = ts();
-    if (t.depth < kMaxDepth) t.t0[t.depth] = ticks();
-    ++t.depth;
-  }
+  void op_begin(OpEvent& ev) override { ev.t0_ticks = ticks(); }
 
   void op_end(OpEvent& ev) override {
     const uint64_t t1 = ticks();
     ThreadState& t = ts();
-    --t.depth;
-    if (t.depth >= kMaxDepth) return;
-    const uint64_t t0 = t.t0[t.depth];
+    const uint64_t t0 = ev.t0_ticks;
     const bool ext = ev.op == Op::kPutSignal;
     const uint64_t i = h_->head.fetch_add(ext ? 2 : 1, std::memory_order_relaxed);
     Rec& r = ring_[i % cap_];

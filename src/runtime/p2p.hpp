@@ -59,6 +59,7 @@ inline void iput(Impl& r, const char* call, void* dest, const void* src, ptrdiff
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kPut, call, dest, n ? span : 0, pe, src);
   char* rd = r.translate(call, dest, n ? span : 0, pe);
   if (!n) return;
+  r.dfx_write(dfx::Op::kPut, call, dest, span, pe, dfx_op_.on());
   const char* s = static_cast<const char*>(src);
   if (r.off_node(pe)) {
     for (size_t i = 0; i < n; ++i) r.ucx_put(rd + i * size_t(dst) * S, s + i * size_t(sst) * S, S, pe, true);
@@ -81,7 +82,7 @@ inline void iget(Impl& r, const char* call, void* dest, const void* src, ptrdiff
   char* d = static_cast<char*>(dest);
   if (r.off_node(pe)) {  // all in flight at once, then complete
     for (size_t i = 0; i < n; ++i) r.ucx_get(d + i * size_t(dst) * S, rs + i * size_t(sst) * S, S, pe, false);
-    return r.ucx_->quiet();
+    return r.ucx_quiet(false);
   }
   for (size_t i = 0; i < n; ++i) std::memcpy(d + i * size_t(dst) * S, rs + i * size_t(sst) * S, S);
 }
@@ -110,6 +111,7 @@ inline void ibput(Impl& r, const char* call, void* dest, const void* src, ptrdif
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kPut, call, dest, span, pe, src);
   char* rd = r.translate(call, dest, span, pe);
   if (!span) return;
+  r.dfx_write(dfx::Op::kPut, call, dest, span, pe, dfx_op_.on());
   const char* s = static_cast<const char*>(src);
   if (r.off_node(pe)) {
     for (size_t b = 0; b < nblocks; ++b) r.ucx_put(rd + b * size_t(dst) * S, s + b * size_t(sst) * S, bsize * S, pe, true);
@@ -130,7 +132,7 @@ inline void ibget(Impl& r, const char* call, void* dest, const void* src, ptrdif
   if (r.off_node(pe)) {
     for (size_t b = 0; b < nblocks; ++b)
       r.ucx_get(d + b * size_t(dst) * S, rs + b * size_t(sst) * S, bsize * S, pe, false);
-    return r.ucx_->quiet();
+    return r.ucx_quiet(false);
   }
   for (size_t b = 0; b < nblocks; ++b) shm::get(d + b * size_t(dst) * S, rs + b * size_t(sst) * S, bsize * S);
 }
@@ -176,6 +178,7 @@ template <class T>
 inline void atomic_set(Impl& r, const char* call, T* dest, T value, int pe) {
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmo, call, dest, sizeof(T), pe);
   T* a = amo_addr(r, call, dest, pe);
+  r.dfx_write(dfx::Op::kAmo, call, dest, sizeof(T), pe, dfx_op_.on());
   if (r.off_node(pe)) return (void)r.ucx_->amo(UcxAmo::kSwap, a, to_bits(value), 0, sizeof(T), pe, true);
   __atomic_store(a, &value, __ATOMIC_SEQ_CST);
   wake(r, pe);
@@ -186,6 +189,7 @@ inline T atomic_swap(Impl& r, const char* call, T* dest, T value, int pe) {
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmoFetch, call, dest, sizeof(T), pe);
   T old;
   T* a = amo_addr(r, call, dest, pe);
+  r.dfx_write(dfx::Op::kAmoFetch, call, dest, sizeof(T), pe, dfx_op_.on());
   if (r.off_node(pe)) return from_bits<T>(r.ucx_->amo(UcxAmo::kSwap, a, to_bits(value), 0, sizeof(T), pe, true));
   __atomic_exchange(a, &value, &old, __ATOMIC_SEQ_CST);
   wake(r, pe);
@@ -197,6 +201,7 @@ inline T atomic_compare_swap(Impl& r, const char* call, T* dest, T cond, T value
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmoFetch, call, dest, sizeof(T), pe);
   T expected = cond;
   T* a = amo_addr(r, call, dest, pe);
+  r.dfx_write(dfx::Op::kAmoFetch, call, dest, sizeof(T), pe, dfx_op_.on());
   if (r.off_node(pe))
     return from_bits<T>(r.ucx_->amo(UcxAmo::kCswap, a, to_bits(value), to_bits(cond), sizeof(T), pe, true));
   __atomic_compare_exchange_n(a, &expected, value, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -215,6 +220,7 @@ inline T atomic_fetch_op(Impl& r, const char* call, T* dest, T value, int pe) {
   static_assert(std::is_integral_v<T>);
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmoFetch, call, dest, sizeof(T), pe);
   T* a = amo_addr(r, call, dest, pe);
+  r.dfx_write(dfx::Op::kAmoFetch, call, dest, sizeof(T), pe, dfx_op_.on());
   if (r.off_node(pe)) return from_bits<T>(r.ucx_->amo(ucx_op(Op), a, to_bits(value), 0, sizeof(T), pe, true));
   T old;
   if constexpr (Op == Rmw::kAdd) old = __atomic_fetch_add(a, value, __ATOMIC_SEQ_CST);
@@ -233,6 +239,7 @@ inline void atomic_post(Impl& r, const char* call, T* dest, T value, int pe) {
     if (SYMMEM_UNLIKELY(static_cast<unsigned>(pe) >= static_cast<unsigned>(r.npes_))) r.bad_pe(call, pe);
     dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmo, call, dest, sizeof(T), pe);
     T* a = amo_addr(r, call, dest, pe);
+    r.dfx_write(dfx::Op::kAmo, call, dest, sizeof(T), pe, dfx_op_.on());
     (void)r.ucx_->amo(ucx_op(Op), a, to_bits(value), 0, sizeof(T), pe, false);
     return;
   }
@@ -262,7 +269,9 @@ inline uint64_t* signal_addr(Impl& r, const char* call, const uint64_t* sig, int
 // shmem_signal_set / _add: a signal update on its own.
 inline void signal_op(Impl& r, const char* call, uint64_t* sig, uint64_t value, int op, int pe) {
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kSignal, call, sig, sizeof(uint64_t), pe);
-  signal_update(r, call, signal_addr(r, call, sig, pe), value, op, pe);
+  uint64_t* rs = signal_addr(r, call, sig, pe);
+  r.dfx_write(dfx::Op::kSignal, call, sig, sizeof(uint64_t), pe, dfx_op_.on());
+  signal_update(r, call, rs, value, op, pe);
 }
 
 // From this size on a copy may use weakly ordered stores (glibc switches to `rep movsb`
@@ -277,6 +286,9 @@ inline void put_signal(Impl& r, const char* call, void* dest, const void* src, s
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kPutSignal, call, dest, n, pe, src, sig);
   uint64_t* rs = signal_addr(r, call, sig, pe);
   char* rd = r.translate(call, dest, n, pe);
+  // The signal word (what a wait waits on), and the data when there is any.
+  r.dfx_write(dfx::Op::kPutSignal, call, sig, sizeof(uint64_t), pe, dfx_op_.on());
+  if (n) r.dfx_write(dfx::Op::kPutSignal, call, dest, n, pe, dfx_op_.on());
   if (r.off_node(pe)) {
     // The data is delivered before the signal: fence between (ordered on the endpoint).
     r.ucx_put(rd, src, n, pe, true);

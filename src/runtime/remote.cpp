@@ -55,7 +55,11 @@ void Runtime::Impl::ucx_put(void* r, const void* src, size_t n, int pe, bool blo
 }
 
 void Runtime::Impl::ucx_get(void* dst, const void* r, size_t n, int pe, bool blocking) {
-  if (n) ucx_->get(dst, r, n, pe, blocking);
+  if (!n) return;
+  ucx_->get(dst, r, n, pe, blocking);
+#if SYMMEM_DFX_HOOKS
+  if (!blocking) dfx_.note_ucx_op();
+#endif
 }
 
 void Runtime::Impl::radd32(std::atomic<uint32_t>* word, uint32_t delta, int pe) {
@@ -110,7 +114,7 @@ void Runtime::Impl::net_failure(int peer, const std::string& msg) {
 // leader then releases its node. The quiet first makes it a barrier for UCX operations too
 // (on the node they are complete when issued), those of every context included.
 void Runtime::Impl::net_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch) {
-  if (ucx_) ucx_->quiet_all();
+  if (ucx_) ucx_quiet(true);
   shm::fence();
   if (size <= 1) return;
   const uint32_t e = ++*epoch;

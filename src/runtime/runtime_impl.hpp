@@ -76,15 +76,39 @@ struct Runtime::Impl {
   // The route of `pe` (checked by translate first): on-node PEs are inline loads and
   // stores; the others one predictable branch away, through the UCX transport.
   bool off_node(int pe) const { return SYMMEM_UNLIKELY(route_of_[pe] != Route::kShm); }
+  // A one-sided write, for the hang report's candidate writers (Dfx::note_write): always on
+  // the UCX route (where it costs nothing next to the operation), on the node only when a
+  // DFX tool sees the call (`seen`: its OpScope's on()), so that with the tools off an
+  // operation on the node writes nothing of the page (a record would double an atomic's cost).
+  void dfx_write(dfx::Op op, const char* call, const void* addr, size_t n, int pe, bool seen) {
+#if SYMMEM_DFX_HOOKS
+    if (SYMMEM_UNLIKELY(seen) || off_node(pe)) dfx_.note_write(op, call, addr, n, pe, off_node(pe));
+#else
+    (void)op, (void)call, (void)addr, (void)n, (void)pe, (void)seen;
+#endif
+  }
+  // A quiet of the UCX route (every quiet and barrier calls it): the page's in-flight count.
+  void ucx_quiet(bool all) {
+#if SYMMEM_DFX_HOOKS
+    const uint64_t mark = dfx_.ucx_mark();
+#endif
+    if (all) ucx_->quiet_all();
+    else ucx_->quiet();
+#if SYMMEM_DFX_HOOKS
+    dfx_.ucx_quieted(mark);
+#endif
+  }
   void put(const char* call, void* dest, const void* src, size_t n, int pe) {
     dfx::OpScope dfx_op_(dfx_, dfx::Op::kPut, call, dest, n, pe, src);
     char* r = translate(call, dest, n, pe);
+    dfx_write(dfx::Op::kPut, call, dest, n, pe, dfx_op_.on());
     if (off_node(pe)) return ucx_put(r, src, n, pe, true);
     if (n) shm::put(r, src, n);
   }
   void put_nbi(const char* call, void* dest, const void* src, size_t n, int pe) {
     dfx::OpScope dfx_op_(dfx_, dfx::Op::kPutNbi, call, dest, n, pe, src);
     char* r = translate(call, dest, n, pe);
+    dfx_write(dfx::Op::kPutNbi, call, dest, n, pe, dfx_op_.on());
     if (off_node(pe)) return ucx_put(r, src, n, pe, false);
     if (n) shm::put(r, src, n);
   }
@@ -104,6 +128,7 @@ struct Runtime::Impl {
   void p(const char* call, T* dest, T value, int pe) {
     dfx::OpScope dfx_op_(dfx_, dfx::Op::kPut, call, dest, sizeof(T), pe);
     T* r = reinterpret_cast<T*>(translate(call, dest, sizeof(T), pe));
+    dfx_write(dfx::Op::kPut, call, dest, sizeof(T), pe, dfx_op_.on());
     if (off_node(pe)) return ucx_put(r, &value, sizeof(T), pe, true);
     if constexpr (sizeof(T) <= 8) __atomic_store(r, &value, __ATOMIC_RELAXED);  // one store, never torn
     else shm::put(r, &value, sizeof(T));
@@ -130,7 +155,7 @@ struct Runtime::Impl {
     shm::quiet();
     if (SYMMEM_UNLIKELY(ucx_ != nullptr)) {
       const uint64_t t0 = SYMMEM_DFX_HOOKS && SYMMEM_UNLIKELY(dfx_.tools_ != 0) ? dfx::now_ns() : 0;
-      ucx_->quiet();
+      ucx_quiet(false);
       if (SYMMEM_UNLIKELY(t0 != 0)) {
         dfx::WaitDesc d;
         d.op = dfx::Op::kQuiet;

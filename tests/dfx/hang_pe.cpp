@@ -8,6 +8,13 @@
 //   live   PE 1 sleeps in its own code until the file $HANG_GO exists (at most S seconds)
 //          while the others wait in a barrier; then every PE finishes normally. PE 1 creates
 //          $HANG_READY first, so the driver knows the others are about to wait.
+//   writer PE 0 atomically sets PE N-1's 'flags'+12 to 2, then as in skip (N-1 waits for 1)
+//   nearby PE 1 puts 1 into PE N-1's 'flags'+8 (the word beside the waited one), then as in skip
+//   nbi    PE 0 put_nbi's 2 into PE N-1's 'flags'+12 and, never quieting, waits on its own
+//          'flags'+16; the others as in skip (on two emulated nodes: the put is on UCX)
+//   die    PE 2 adds 1 to PE 0's 'flags'+0, sleeps a second and kills itself (SIGKILL)
+//          while the others wait in a barrier
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -20,7 +27,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: hang_pe skip|wait|stall|live [seconds]\n");
+    std::fprintf(stderr, "usage: hang_pe skip|wait|stall|live|writer|nearby|nbi|die [seconds]\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -32,9 +39,25 @@ int main(int argc, char** argv) {
   rt.set_name(flags.data(), "flags");
   rt.barrier_all();
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(secs);
-  if (mode == "skip") {
-    if (me == n - 1) rt.wait_until(flags.data() + 3, symmem::Cmp::kEq, 1);
-    else rt.barrier_all();
+  if (mode == "skip" || mode == "writer" || mode == "nearby" || mode == "nbi") {
+    if (mode == "writer" && me == 0) rt.atomic_set(flags.data() + 3, 2, n - 1);
+    if (mode == "nearby" && me == 1) rt.p(flags.data() + 2, 1, n - 1);
+    const int two = 2;
+    if (mode == "nbi" && me == 0) {
+      rt.put_nbi(flags.data() + 3, &two, sizeof two, n - 1);
+      rt.wait_until(flags.data() + 4, symmem::Cmp::kEq, 1);  // no barrier: it would quiet the put
+    } else if (me == n - 1) {
+      rt.wait_until(flags.data() + 3, symmem::Cmp::kEq, 1);
+    } else {
+      rt.barrier_all();
+    }
+  } else if (mode == "die") {
+    if (me == 2) {
+      rt.atomic_add(flags.data(), 1, 0);
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      raise(SIGKILL);
+    }
+    rt.barrier_all();
   } else if (mode == "wait") {
     rt.wait_until(flags.data() + 2, symmem::Cmp::kEq, 5);
   } else if (mode == "stall") {

@@ -142,6 +142,9 @@ def deadlock(opts, env, secs):
         want(err, r"^  PEs 0-2 +barrier #\d+ on TEAM_WORLD +missing: PE 3 \(PE 3 waiting wait_until", "barrier group")
         want(err, r"^  PE 3 +wait_until\('flags' \(allocation #\d+, 64B?\) \+12, == 1\) +sees 0 \(live\)", "the wait")
         want(err, r"PE 3 last collectives: +#\d+ barrier", "history of the odd PE")
+        # Nobody wrote it; with no tool on, writes on the node are not recorded: said so.
+        want(err, r"^ {16}candidate writers: no PE has written it over UCX \(writes on the node are recorded with a "
+             r"DFX tool on", "no writer")
         want(err, r"no progress for %s s \(DEADLOCK\); stopping the job" % secs, "the end")
         want(err, r"JSON: " + re.escape(path), "JSON path")
         doc = load_json(path)
@@ -153,6 +156,8 @@ def deadlock(opts, env, secs):
         check(w and w["owner"] == 3 and w["expect"] == 1 and w["value"] == 0 and w["satisfied"] is False
               and w["cmp"] == "==" and "'flags'" in w["name"] and w["name"].endswith("+12"), "JSON wait: %r" % w)
         check(all(not p["moved"] for p in doc["pes"]), "a PE moved: %r" % doc["pes"])
+        check(w["writers"] == [] and w["writes_complete"] is False, "JSON writers: %r" % w)
+        check(all(p["ucx_in_flight"] == 0 for p in doc["pes"]), "JSON in flight: %r" % doc["pes"])
     check_clean(shm)
 
 
@@ -166,6 +171,93 @@ def test_deadlock():
 def test_deadlock_env():
     """The same deadline from SYMMEM_HANG_TIMEOUT: symmem-run reports, the PEs do not."""
     deadlock([], {"SYMMEM_HANG_TIMEOUT": "1.5"}, "1.5")
+
+
+def skip_variant(mode, opts=(), env=None, n=4):
+    """hang_pe MODE (a variant of skip: PE n-1 waits on 'flags'+12 for 1) under
+    --hang-timeout 2: the report's text and JSON."""
+    shm = set(glob.glob("/dev/shm/symmem-*"))
+    with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
+        path = os.path.join(tmp, "h.json")
+        rc, out, err = run(launcher("-n", str(n), "--hang-timeout", "2", *opts, "--timeout", "50", ARGS.pe, mode),
+                           base_env(SYMMEM_HANG_FILE=path, **(env or {})))
+        check(rc == 124, "exit code %d, expected 124" % rc)
+        want(err, r"^symmem-run: hang report \(no progress for 2 s\): DEADLOCK", "verdict")
+        doc = load_json(path)
+    check_clean(shm)
+    return err, doc
+
+
+def test_writer():
+    """PE 0 atomically set the waited word to 2 (PE 3 waits for 1), with SYMMEM_STATS=1 (any
+    tool on records the writes on the node): the report names PE 0 as its writer, from PE
+    0's status page."""
+    err, doc = skip_variant("writer", ("-x", "SYMMEM_STATS=1"))
+    want(err, r"^  PE 3 +wait_until\('flags' \(allocation #\d+, 64B?\) \+12, == 1\) +sees 2 \(live\)", "the wait")
+    want(err, r"^ {16}candidate writers: PE 0 \(\S*atomic_set\S*\)$", "PE 0 named")
+    w = doc["pes"][3]["wait"]
+    check([x["pe"] for x in w["writers"]] == [0] and "atomic_set" in w["writers"][0]["call"], "JSON writers: %r" % w)
+    check("atomic_set" in doc["pes"][0]["writes"][0]["call"] and doc["pes"][0]["writes"][0]["target"] == 3,
+          "JSON PE 0's writes: %r" % doc["pes"][0]["writes"])
+
+
+def test_nearby():
+    """PE 1 put into the word beside the waited one, with SYMMEM_CHECK=1 (every put is then
+    recorded): "no PE has written it", and the put nearby is named with its offset."""
+    err, doc = skip_variant("nearby", ("-x", "SYMMEM_CHECK=1"))
+    want(err, r"^ {16}candidate writers: no PE has written it; nearby: PE 1 \S+ to 'flags' \(allocation #\d+, 64B?\) "
+         r"\+8 on PE 3$", "the put nearby")
+    w = doc["pes"][3]["wait"]
+    check(w["writers"] == [] and w["writes_complete"] is True, "JSON writers: %r" % w)
+    check([(x["pe"], x["offset"], x["bytes"]) for x in w["written_nearby"]] == [(1, 8, 4)], "JSON nearby: %r" % w)
+
+
+def test_nbi_in_flight():
+    """Two emulated nodes: PE 0 put_nbi's 2 into PE 3's waited word over UCX and never
+    quiets: PE 0 is the candidate writer with its put pending, and in flight in the report."""
+    env = {"UCX_TLS": "tcp", "UCX_NET_DEVICES": "lo"}
+    err, doc = skip_variant("nbi", ("--emulate-nodes", "2"), env)
+    want(err, r"^  PE 3 +wait_until\('flags' \(allocation #\d+, 64B?\) \+12, == 1\) +sees 2 \(live\)", "the wait")
+    want(err, r"^ {16}candidate writers: PE 0 \(\S*put_nbi\S*, 1 pending on UCX: not yet quieted\)$", "PE 0 pending")
+    want(err, r"^  in flight on UCX \(posted, not yet quieted\): PE 0 1$", "in flight")
+    check(doc["pes"][0]["ucx_in_flight"] == 1 and all(p["ucx_in_flight"] == 0 for p in doc["pes"][1:]),
+          "JSON in flight: %r" % [p["ucx_in_flight"] for p in doc["pes"]])
+    w = doc["pes"][3]["wait"]
+    check([(x["pe"], x["pending"]) for x in w["writers"]] == [(0, 1)], "JSON writers: %r" % w)
+
+
+def test_stacks():
+    """--hang-stacks: gdb's stack of every PE, PEs with the same stack together."""
+    if not os.access("/usr/bin/gdb", os.X_OK):
+        print("skipped: no /usr/bin/gdb")
+        sys.exit(77)
+    err, doc = skip_variant("skip", ("--hang-stacks",))
+    want(err, r"^  stack of PEs 0-2: (\S+ > )*main > .*barrier", "the barrier's stack")
+    want(err, r"^  stack of PE 3: (\S+ > )*main > .*wait_until", "the wait's stack")
+    check(any("wait_until" in f for f in doc["pes"][3]["stack"]), "JSON stack: %r" % doc["pes"][3].get("stack"))
+
+
+def test_pe_killed():
+    """PE 2 kills itself (SIGKILL) while the others wait in a barrier (SYMMEM_CHECK=1, so its
+    writes are recorded): an exit report with what PE 2 was doing and its last collectives
+    and writes (from its page, which symmem-run keeps mapped), then the job ends with 128+9."""
+    shm = set(glob.glob("/dev/shm/symmem-*"))
+    with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
+        path = os.path.join(tmp, "h.json")
+        rc, out, err = run(launcher("-n", "4", "--timeout", "50", "-x", "SYMMEM_CHECK=1", ARGS.pe, "die"),
+                           base_env(SYMMEM_HANG_FILE=path))
+        check(rc == 137, "exit code %d, expected 137" % rc)
+        want(err, r"^symmem-run: PE 2 \(pid \d+\) was killed by signal 9", "the launcher's line")
+        want(err, r"^symmem-run: exit report \(PE 2 was killed by signal 9\): [A-Z]+ — .*PE 2 was killed by signal 9",
+             "the report")
+        want(err, r"^  PE 2 +killed by signal 9 +it was running user code", "what PE 2 was doing")
+        want(err, r"^  PEs? [0-3,]+ +barrier #\d+ on TEAM_WORLD .*missing: PE 2 \(PE 2 killed", "the others")
+        want(err, r"^  PE 2 last collectives: +#\d+ barrier", "PE 2's collectives")
+        want(err, r"^  PE 2 last writes: +\S*atomic_add\S* to 'flags' \(allocation #\d+, 64B?\) \+0 on PE 0", "PE 2's writes")
+        doc = load_json(path)
+        p2 = doc["pes"][2]
+        check(p2.get("signal") == 9 and p2.get("at_end") == "running user code", "JSON PE 2: %r" % p2)
+    check_clean(shm)
 
 
 def test_wait_timeout():

@@ -74,7 +74,7 @@ bool parse_env(const std::string& text, Options* opts, std::string* error) {
 }  // namespace
 
 const char* usage_line() {
-  return "usage: symmem-run [--timeout S] [--hang-timeout S] [--tag-output] [--emulate-nodes K] [-x VAR=VALUE]... -n N program [args...]";
+  return "usage: symmem-run [--timeout S] [--hang-timeout S] [--hang-stacks] [--tag-output] [--emulate-nodes K] [-x VAR=VALUE]... -n N program [args...]";
 }
 
 const char* help_text() {
@@ -91,6 +91,8 @@ const char* help_text() {
          "  --hang-timeout S      when every PE has waited in the library with nothing moving\n"
          "                        for S seconds: hang report, end the job, exit with 124\n"
          "                        (default: SYMMEM_HANG_TIMEOUT; 0 = never)\n"
+         "  --hang-stacks         add each live PE's stack to the hang report (gdb -p; the PE\n"
+         "                        stops for the moment gdb needs)\n"
          "  --status PID          print a live hang report of the job that symmem-run PID runs\n"
          "                        (kill -USR1 PID prints one on that job's stderr)\n"
          "  --tag-output          prefix every output line with \"[pe N] \"\n"
@@ -182,6 +184,8 @@ ParseOutcome parse_options(int argc, char** argv) {
       o.emulate_nodes = int(k);
     } else if (name == "--tag-output" && takes_no_value()) {
       o.tag_output = true;
+    } else if (name == "--hang-stacks" && takes_no_value()) {
+      o.hang_stacks = true;
     } else if ((name == "-h" || name == "--help") && takes_no_value()) {
       out.action = ParseAction::kHelp;
       return out;

@@ -15,6 +15,7 @@ struct Options {
   double hang_timeout_s = -1;  // --hang-timeout; -1: SYMMEM_HANG_TIMEOUT, else off
   int status_pid = 0;          // --status PID
   bool tag_output = false;
+  bool hang_stacks = false;    // --hang-stacks: every live PE's stack in the hang report (gdb)
   int emulate_nodes = 0;  // --emulate-nodes K: SYMMEM_NODE_ID per PE, K blocks of PEs
   std::vector<std::pair<std::string, std::string>> env;  // -x VAR=VALUE, in order
   std::vector<std::string> program;                      // program and its arguments
