@@ -167,7 +167,19 @@ struct UcxTransport::Impl {
   std::thread thread;
   std::atomic<bool> stop{false};
   int stop_fd = -1;
-  std::atomic<int> app_driving{0};  // application threads inside drive()
+  // Application threads inside a UCX call of this transport (an operation, a wait, a
+  // progress round): the progress thread stays off the worker meanwhile. UCX's worker lock
+  // is a spinlock; a progress thread that reached it while a thread issued puts and
+  // polled for their completions spun there for the whole stream (a third of the
+  // initiator's samples in put + quiet, a core the PEs needed).
+  std::atomic<int> app_driving{0};
+  struct AppScope {
+    explicit AppScope(Impl& i) : im(i) { im.app_driving.fetch_add(1, std::memory_order_seq_cst); }
+    ~AppScope() { im.app_driving.fetch_sub(1, std::memory_order_release); }
+    AppScope(const AppScope&) = delete;
+    AppScope& operator=(const AppScope&) = delete;
+    Impl& im;
+  };
   int64_t timeout_ns = 0;
   int64_t spin_ns = 0;
 
@@ -442,9 +454,13 @@ struct UcxTransport::Impl {
         nanosleep(&ts, nullptr);
         continue;
       }
+      // Stops as soon as an application thread drives: while a stream of replies keeps
+      // this loop busy it would otherwise take every other one from the thread that waits
+      // for it, both spinning on UCX's worker lock (a second busy thread per PE).
       unsigned n = 0;
-      while (progress_worker(svc.worker)) ++n;
+      while (app_driving.load(std::memory_order_relaxed) == 0 && progress_worker(svc.worker)) ++n;
       if (n && p.after_progress) p.after_progress();
+      if (app_driving.load(std::memory_order_seq_cst) > 0) continue;
       if (efd >= 0) {
         ucs_status_t st = ucp_worker_arm(svc.worker);
         if (st == UCS_ERR_BUSY) continue;
@@ -608,6 +624,7 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
 
 void UcxTransport::put(void* raddr, const void* src, size_t n, int pe, bool blocking) {
   Impl& im = *impl_;
+  Impl::AppScope inside(im);
   UcxLane& l = im.lane();
   UcxPeer& q = im.peer(l, pe);
   ucp_request_param_t rp{};
@@ -623,6 +640,7 @@ void UcxTransport::put(void* raddr, const void* src, size_t n, int pe, bool bloc
 
 void UcxTransport::get(void* dst, const void* raddr, size_t n, int pe, bool blocking) {
   Impl& im = *impl_;
+  Impl::AppScope inside(im);
   UcxLane& l = im.lane();
   UcxPeer& q = im.peer(l, pe);
   ucp_request_param_t rp{};
@@ -636,6 +654,7 @@ void UcxTransport::get(void* dst, const void* raddr, size_t n, int pe, bool bloc
 uint64_t UcxTransport::amo(UcxAmo op, void* raddr, uint64_t value, uint64_t cond, size_t size, int pe, bool fetch,
                            bool track) {
   Impl& im = *impl_;
+  Impl::AppScope inside(im);
   UcxLane& l = im.lane();
   UcxPeer& q = im.peer(l, pe);
   if (op == UcxAmo::kSwap || op == UcxAmo::kCswap || op == UcxAmo::kFetch) fetch = true;
@@ -668,6 +687,7 @@ void UcxTransport::fence() {
   Impl& im = *impl_;
   UcxLane& l = im.lane();
   if (!l.dirty.load(std::memory_order_relaxed)) return;
+  Impl::AppScope inside(im);
   ucs_status_t st = ucp_worker_fence(l.worker);
   if (st != UCS_OK) im.fatal(std::string("symmem: fence over UCX failed: ") + ucs_status_string(st));
 }
@@ -679,6 +699,7 @@ void UcxTransport::quiet() {
   Impl& im = *impl_;
   UcxLane& l = im.lane();
   if (!l.dirty.exchange(false, std::memory_order_acq_rel)) return;
+  Impl::AppScope inside(im);
   ucs_status_ptr_t reqs[16];
   int n = 0;
   auto wait_all = [&] {
@@ -713,7 +734,10 @@ void UcxTransport::quiet_all() {
   swap_lane(prev);
 }
 
-unsigned UcxTransport::progress() { return impl_->progress(impl_->lane()); }
+unsigned UcxTransport::progress() {
+  Impl::AppScope inside(*impl_);
+  return impl_->progress(impl_->lane());
+}
 
 void UcxTransport::drive(bool (*done)(void*), void* arg, int pe, const char* what) {
   impl_->drive(impl_->lane(), [&] { return done(arg); }, what, pe);
