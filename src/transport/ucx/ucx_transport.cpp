@@ -242,6 +242,7 @@ struct UcxTransport::Impl {
     std::lock_guard<std::mutex> g(l.connect_mu);
     UcxPeer& q = l.peers[size_t(pe)];
     if (q.ep.load(std::memory_order_acquire) != nullptr) return Status();
+    AppScope inside(*this);
     ucp_ep_params_t ep{};
     ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                     UCP_EP_PARAM_FIELD_ERR_HANDLER;
@@ -309,12 +310,19 @@ struct UcxTransport::Impl {
     const Clock::time_point start = Clock::now();
     Clock::time_point busy = start;  // the last progress that did something
     unsigned idle = 0;
+    unsigned worked = 0;
     for (;;) {
       if (progress(l)) {
         idle = 0;
         if (p.after_progress) p.after_progress();
         if (done()) break;
         busy = Clock::time_point{};  // read the clock at the next empty poll
+        // A worker that always has something to do (connection retries) still meets
+        // the deadline.
+        if ((++worked & 255) == 0 && Clock::now() - start > std::chrono::nanoseconds(timeout_ns)) {
+          app_driving.fetch_sub(1, std::memory_order_seq_cst);
+          timed_out(what, pe);
+        }
         continue;
       }
       if (done()) break;
@@ -521,6 +529,11 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
   // transports' settings from the environment, not from ucp_config_modify).
   (void)setenv("UCX_TCP_TX_SEG_SIZE", "64k", 0);
   (void)setenv("UCX_TCP_RX_SEG_SIZE", "64k", 0);
+  // UCX 1.13 connects its TCP endpoints with a blocking connect() by default: toward an
+  // address that routes but never answers, ucp_ep_create then blocked for the kernel's
+  // SYN retries (~2 min) where no deadline of ours could name the peer. Nonblocking, the
+  // connection is one more pending piece of the warm-up, bounded by SYMMEM_INIT_TIMEOUT.
+  (void)setenv("UCX_TCP_CONN_NB", "y", 0);
   ucp_config_t* cfg = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &cfg);
   if (st != UCS_OK) return ucs_error("UCX: reading its configuration", st);
