@@ -137,6 +137,7 @@ struct UcxLane {
 
 namespace {
 thread_local UcxLane* t_lane = nullptr;  // the context of the calling thread's operation
+thread_local unsigned t_ops = 0;         // operations since this thread last progressed
 
 // Nonblocking requests a lane may hold before the next one waits for the oldest to go
 // (an endless stream of put_nbi must not queue without bound).
@@ -173,6 +174,10 @@ struct UcxTransport::Impl {
   // polled for their completions spun there for the whole stream (a third of the
   // initiator's samples in put + quiet, a core the PEs needed).
   std::atomic<int> app_driving{0};
+  // While in one, the thread itself serves: every kOpsPerProgress operations (those that
+  // complete at once, a stream of which never waits) cost one progress round, so a PE that
+  // issues puts in a loop still answers its peers (OSHMEM progresses every 2048 puts).
+  static constexpr unsigned kOpsPerProgress = 64;
   struct AppScope {
     explicit AppScope(Impl& i) : im(i) { im.app_driving.fetch_add(1, std::memory_order_seq_cst); }
     ~AppScope() { im.app_driving.fetch_sub(1, std::memory_order_release); }
@@ -182,6 +187,7 @@ struct UcxTransport::Impl {
   };
   int64_t timeout_ns = 0;
   int64_t spin_ns = 0;
+  static constexpr int kPreemptedUs = 100;
 
   // The lane of the calling thread's operation: its context's, or the default one.
   UcxLane& lane() {
@@ -311,6 +317,8 @@ struct UcxTransport::Impl {
     Clock::time_point busy = start;  // the last progress that did something
     unsigned idle = 0;
     unsigned worked = 0;
+    Clock::time_point looked{};  // the previous clock read of an empty poll
+    bool contended = false;
     for (;;) {
       if (progress(l)) {
         idle = 0;
@@ -333,10 +341,19 @@ struct UcxTransport::Impl {
         app_driving.fetch_sub(1, std::memory_order_seq_cst);
         timed_out(what, pe);
       }
+      // Off the CPU between two looks (a yield that came back late): another thread wants
+      // this core, and polling only waits for our next turn on it, while a thread asleep
+      // on the event fd is woken, ahead of the CPU hogs, by the reply itself.
+      if (looked != Clock::time_point{} && now - looked > std::chrono::microseconds(kPreemptedUs)) contended = true;
+      looked = now;
       // Spinning again after each piece of work: a PE that serves a stream of requests
       // (or waits for a quick reply) keeps polling; an idle one sleeps.
-      if (now - busy < std::chrono::nanoseconds(spin_ns)) sched_yield();
-      else sleep_on_efd(l, done);
+      if (!contended && now - busy < std::chrono::nanoseconds(spin_ns)) {
+        sched_yield();
+      } else {
+        sleep_on_efd(l, done);
+        looked = Clock::time_point{};
+      }
     }
     app_driving.fetch_sub(1, std::memory_order_seq_cst);
   }
@@ -639,6 +656,7 @@ void UcxTransport::put(void* raddr, const void* src, size_t n, int pe, bool bloc
   Impl& im = *impl_;
   Impl::AppScope inside(im);
   UcxLane& l = im.lane();
+  if (++t_ops % Impl::kOpsPerProgress == 0 && im.progress(l) && im.p.after_progress) im.p.after_progress();
   UcxPeer& q = im.peer(l, pe);
   ucp_request_param_t rp{};
   if (!blocking) Impl::nbi_param(l, &rp);
@@ -655,6 +673,7 @@ void UcxTransport::get(void* dst, const void* raddr, size_t n, int pe, bool bloc
   Impl& im = *impl_;
   Impl::AppScope inside(im);
   UcxLane& l = im.lane();
+  if (++t_ops % Impl::kOpsPerProgress == 0 && im.progress(l) && im.p.after_progress) im.p.after_progress();
   UcxPeer& q = im.peer(l, pe);
   ucp_request_param_t rp{};
   if (!blocking) Impl::nbi_param(l, &rp);
@@ -669,6 +688,7 @@ uint64_t UcxTransport::amo(UcxAmo op, void* raddr, uint64_t value, uint64_t cond
   Impl& im = *impl_;
   Impl::AppScope inside(im);
   UcxLane& l = im.lane();
+  if (++t_ops % Impl::kOpsPerProgress == 0 && im.progress(l) && im.p.after_progress) im.p.after_progress();
   UcxPeer& q = im.peer(l, pe);
   if (op == UcxAmo::kSwap || op == UcxAmo::kCswap || op == UcxAmo::kFetch) fetch = true;
   if (op == UcxAmo::kFetch) value = 0;
