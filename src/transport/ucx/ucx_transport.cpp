@@ -168,19 +168,23 @@ struct UcxTransport::Impl {
   std::thread thread;
   std::atomic<bool> stop{false};
   int stop_fd = -1;
-  // Application threads inside a UCX call of this transport (an operation, a wait, a
-  // progress round): the progress thread stays off the worker meanwhile. UCX's worker lock
-  // is a spinlock; a progress thread that reached it while a thread issued puts and
-  // polled for their completions spun there for the whole stream (a third of the
-  // initiator's samples in put + quiet, a core the PEs needed).
+  // Application threads inside drive() (app_driving: they poll the worker until their
+  // condition holds, then sleep on its event fd) and inside a short UCX call of this
+  // transport (app_ops: an operation, one progress round). The progress thread stays off
+  // the worker meanwhile: UCX's worker lock is a spinlock, and a progress thread that
+  // reached it while a thread issued puts and polled for their completions spun there
+  // for the whole stream (a third of the initiator's samples in put + quiet, a core the
+  // PEs needed). During a wait it looks again after 1 ms; during a short call it sleeps on
+  // the event fd (the PE must be served as soon as it leaves the library).
   std::atomic<int> app_driving{0};
+  std::atomic<int> app_ops{0};
   // While in one, the thread itself serves: every kOpsPerProgress operations (those that
   // complete at once, a stream of which never waits) cost one progress round, so a PE that
   // issues puts in a loop still answers its peers (OSHMEM progresses every 2048 puts).
   static constexpr unsigned kOpsPerProgress = 64;
   struct AppScope {
-    explicit AppScope(Impl& i) : im(i) { im.app_driving.fetch_add(1, std::memory_order_seq_cst); }
-    ~AppScope() { im.app_driving.fetch_sub(1, std::memory_order_release); }
+    explicit AppScope(Impl& i) : im(i) { im.app_ops.fetch_add(1, std::memory_order_seq_cst); }
+    ~AppScope() { im.app_ops.fetch_sub(1, std::memory_order_release); }
     AppScope(const AppScope&) = delete;
     AppScope& operator=(const AppScope&) = delete;
     Impl& im;
@@ -473,22 +477,31 @@ struct UcxTransport::Impl {
     ev.data.fd = stop_fd;
     epoll_ctl(ep, EPOLL_CTL_ADD, stop_fd, &ev);
     epoll_event out[2];
+    auto inside = [this] {
+      return app_driving.load(std::memory_order_seq_cst) + app_ops.load(std::memory_order_seq_cst) > 0;
+    };
+    timespec pause{0, 0};
     while (!stop.load(std::memory_order_acquire)) {
       if (app_driving.load(std::memory_order_seq_cst) > 0) {
-        timespec ts{0, 1000000};
-        nanosleep(&ts, nullptr);
+        pause.tv_nsec = 1000000;
+        nanosleep(&pause, nullptr);
         continue;
       }
-      // Stops as soon as an application thread drives: while a stream of replies keeps
+      // Stops as soon as an application thread is inside: while a stream of replies keeps
       // this loop busy it would otherwise take every other one from the thread that waits
       // for it, both spinning on UCX's worker lock (a second busy thread per PE).
       unsigned n = 0;
-      while (app_driving.load(std::memory_order_relaxed) == 0 && progress_worker(svc.worker)) ++n;
+      while (!inside() && progress_worker(svc.worker)) ++n;
       if (n && p.after_progress) p.after_progress();
-      if (app_driving.load(std::memory_order_seq_cst) > 0) continue;
-      if (efd >= 0) {
-        ucs_status_t st = ucp_worker_arm(svc.worker);
-        if (st == UCS_ERR_BUSY) continue;
+      // Asleep on the event fd even while a thread is in a short call: the next message
+      // wakes this thread if that one has left by then (a PE is served as soon as it
+      // leaves the library, with no periodic wake-ups while it calls it).
+      if (efd >= 0 && ucp_worker_arm(svc.worker) == UCS_ERR_BUSY) {
+        if (inside()) {  // the calling thread has events to take: look again shortly
+          pause.tv_nsec = 50000;
+          nanosleep(&pause, nullptr);
+        }
+        continue;
       }
       // Bounded: a wake-up consumed by another thread's progress costs at most this.
       (void)epoll_wait(ep, out, 2, efd >= 0 ? 20 : 1);
