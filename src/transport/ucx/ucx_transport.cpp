@@ -191,7 +191,6 @@ struct UcxTransport::Impl {
   };
   int64_t timeout_ns = 0;
   int64_t spin_ns = 0;
-  static constexpr int kPreemptedUs = 100;
 
   // The lane of the calling thread's operation: its context's, or the default one.
   UcxLane& lane() {
@@ -321,8 +320,6 @@ struct UcxTransport::Impl {
     Clock::time_point busy = start;  // the last progress that did something
     unsigned idle = 0;
     unsigned worked = 0;
-    Clock::time_point looked{};  // the previous clock read of an empty poll
-    bool contended = false;
     for (;;) {
       if (progress(l)) {
         idle = 0;
@@ -345,19 +342,10 @@ struct UcxTransport::Impl {
         app_driving.fetch_sub(1, std::memory_order_seq_cst);
         timed_out(what, pe);
       }
-      // Off the CPU between two looks (a yield that came back late): another thread wants
-      // this core, and polling only waits for our next turn on it, while a thread asleep
-      // on the event fd is woken, ahead of the CPU hogs, by the reply itself.
-      if (looked != Clock::time_point{} && now - looked > std::chrono::microseconds(kPreemptedUs)) contended = true;
-      looked = now;
       // Spinning again after each piece of work: a PE that serves a stream of requests
       // (or waits for a quick reply) keeps polling; an idle one sleeps.
-      if (!contended && now - busy < std::chrono::nanoseconds(spin_ns)) {
-        sched_yield();
-      } else {
-        sleep_on_efd(l, done);
-        looked = Clock::time_point{};
-      }
+      if (now - busy < std::chrono::nanoseconds(spin_ns)) sched_yield();
+      else sleep_on_efd(l, done);
     }
     app_driving.fetch_sub(1, std::memory_order_seq_cst);
   }
