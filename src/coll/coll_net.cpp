@@ -321,15 +321,12 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
   const int size = g.size();
   const size_t bytes = n * es;
   if (bytes >= kHierBytes && reduce_chain(g, dest, src, n, es, fn)) return;
-  std::vector<char> all, out;
+  // Every member pulls every operand.
+  std::vector<char> all(bytes * size_t(size)), out(bytes);
   g.sync();
-  {  // every member pulls every operand
-    all.resize(bytes * size_t(size));
-    out.resize(bytes);
-    for (int i = 0; i < size; ++i) pull(g, all.data() + size_t(i) * bytes, src, bytes, i);
-    done(g);
-    fold(g, out.data(), all.data(), size - 1, n, es, fn);
-  }
+  for (int i = 0; i < size; ++i) pull(g, all.data() + size_t(i) * bytes, src, bytes, i);
+  done(g);
+  fold(g, out.data(), all.data(), size - 1, n, es, fn);
   g.sync();  // in place: every member has read my source
   std::memcpy(dest, out.data(), bytes);
 }
