@@ -19,7 +19,8 @@
 # --rounds N (repeat the whole sequence N times, each figure the median of its rounds;
 # default 3, 1 with --quick)  --repeat2 K (at 2 PEs, where the targets are, every group
 # runs K times per round, the libraries alternating: each 2-PE figure is the median of
-# rounds x K runs; default 5, 1 with --quick).
+# rounds x K runs; default 5, 1 with --quick; with --ucx every group at every PE count,
+# default 3).
 #
 # What it does: builds symmem and the benchmarks with CMake (target bench_all; the OSHMEM
 # programs with oshcc, the MPI ones with mpicc), measures the limits (bench_limits), then
@@ -79,7 +80,7 @@ if [ $ucx = 1 ]; then
   : "${out:=$build/bench/ucx}"
   : "${run_timeout:=120}"
   : "${rounds:=1}"
-  : "${repeat2:=1}"
+  : "${repeat2:=3}"
   [ "$npes_list" = "2 4 8" ] && npes_list="2 4"
   bench_args="--sizes 8,64K,1M --samples 5 --target-ms 20 $extra_args"
 elif [ $quick = 1 ]; then
@@ -259,20 +260,6 @@ if [ $ucx = 1 ]; then
     esac
     run "$lib" "$config" "$kind" "$n" "${cmd[@]}" "$b/$prog" "$@"
   }
-  for n in $npes_list; do
-    # shellcheck disable=SC2086
-    for group in put_lat,get_lat fadd_lat put_bw get_bw; do
-      [ "$n" = 2 ] || continue
-      group_name=$group ucx_run symmem ucx-tcp bench_p2p p2p "$n" $bench_args --only "$group"
-      [ $have_oshmem = 1 ] && group_name=$group ucx_run oshmem ucx-tcp oshmem_p2p p2p "$n" $bench_args --only "$group"
-    done
-    # shellcheck disable=SC2086
-    for group in barrier reduce_sum fcollect alltoall; do
-      group_name=$group ucx_run symmem ucx-tcp bench_coll coll "$n" $bench_args --only "$group"
-      [ $have_oshmem = 1 ] && group_name=$group ucx_run oshmem ucx-tcp oshmem_coll coll "$n" $bench_args --only "$group"
-      [ $have_mpi = 1 ] && group_name=$group ucx_run mpi tcp mpi_coll coll "$n" $bench_args --only "$group"
-    done
-  done
   # ucx_perftest over lo: latency (typical, us) and bandwidth (MB/s) of UCP put and get.
   perf() {  # perf TEST SIZE ITERS
     local port=$((20000 + RANDOM % 20000)) line
@@ -281,20 +268,57 @@ if [ $ucx = 1 ]; then
     line=$(env "${tcp_env[@]}" timeout 60 ucx_perftest 127.0.0.1 -t "$1" -s "$2" -n "$3" -p $port 2>/dev/null |
            grep '^Final:' || true)
     wait || true
-    [ -n "$line" ] && echo "$line" | awk -v t="$1" -v s="$2" -v r="$round" \
+    [ -n "$line" ] && echo "$line" | awk -v t="$1" -v s="$2" -v r="$round${rep:+.$rep}" \
       '{ print "ucx_perftest,lo," 2 "," t "_lat," s "," $3 ",us,ok," r; print "ucx_perftest,lo," 2 "," t "_bw," s "," $6 ",MB/s,ok," r }' >>"$csv"
   }
-  if command -v ucx_perftest >/dev/null; then
-    round=1
-    perf ucp_put_lat 8 2000; perf ucp_get 8 2000; perf ucp_put_bw 1048576 100; perf ucp_get 1048576 100
-  fi
+  have_perf=0; command -v ucx_perftest >/dev/null && have_perf=1
+  # Every group runs --repeat2 times (default 3), the libraries alternating run by run, so
+  # that each figure is the median of runs seconds apart from its peers' (this machine's
+  # speed drifts by several times within a minute when others build).
+  for n in $npes_list; do
+    for rep in $(seq 1 "$repeat2"); do
+      # shellcheck disable=SC2086
+      for group in put_lat,get_lat fadd_lat put_bw get_bw; do
+        [ "$n" = 2 ] || continue
+        group_name=$group ucx_run symmem ucx-tcp bench_p2p p2p "$n" $bench_args --only "$group"
+        [ $have_oshmem = 1 ] && group_name=$group ucx_run oshmem ucx-tcp oshmem_p2p p2p "$n" $bench_args --only "$group"
+        if [ $have_perf = 1 ]; then
+          case $group in
+            put_lat,get_lat) perf ucp_put_lat 8 2000; perf ucp_get 8 2000 ;;
+            put_bw) perf ucp_put_bw 1048576 100 ;;
+            get_bw) perf ucp_get 1048576 100 ;;
+          esac
+        fi
+      done
+      # shellcheck disable=SC2086
+      for group in barrier reduce_sum fcollect alltoall; do
+        group_name=$group ucx_run symmem ucx-tcp bench_coll coll "$n" $bench_args --only "$group"
+        [ $have_oshmem = 1 ] && group_name=$group ucx_run oshmem ucx-tcp oshmem_coll coll "$n" $bench_args --only "$group"
+        [ $have_mpi = 1 ] && group_name=$group ucx_run mpi tcp mpi_coll coll "$n" $bench_args --only "$group"
+      done
+    done
+  done
+  rep=""
   cp "$csv" "$out/ucx.csv"
   {
-    echo "# Across nodes (UCX over TCP on lo), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(loadavg)"
+    echo "# Across nodes (UCX over TCP on lo), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(loadavg) (start: $(sed -n 's/^load_start=//p' "$meta"))"
     echo
-    echo "| lib | config | PEs | benchmark | size | value | unit |"
-    echo "|---|---|---|---|---|---|---|"
-    tail -n +2 "$csv" | awk -F, '$8 == "ok" { print "| " $1 " | " $2 " | " $3 " | " $4 " | " $5 " | " $6 " | " $7 " |" }'
+    echo "Each figure: the median of $repeat2 runs, the libraries alternating run by run (every run in the last column)."
+    echo
+    echo "| lib | config | PEs | benchmark | size | median | unit | runs |"
+    echo "|---|---|---|---|---|---|---|---|"
+    tail -n +2 "$csv" | /usr/bin/python3 -c '
+import sys, statistics, collections
+rows = collections.OrderedDict()
+for line in sys.stdin:
+    f = line.rstrip("\n").split(",")
+    if len(f) < 9 or f[7] != "ok":
+        continue
+    rows.setdefault(tuple(f[0:5] + [f[6]]), []).append(float(f[5]))
+for (lib, cfg, n, bench, size, unit), vs in rows.items():
+    g = lambda v: "%.3g" % v
+    print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (lib, cfg, n, bench, size, g(statistics.median(vs)), unit,
+                                                   ", ".join(g(v) for v in vs)))'
   } >"$out/ucx.md"
   echo "compare.sh: wrote $out/ucx.md and $out/ucx.csv (raw output in $runs)"
   exit $symmem_failed

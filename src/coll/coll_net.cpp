@@ -260,28 +260,75 @@ bool alltoall_in_sync(Group& g, void* dest, const void* src, size_t block) {
   });
 }
 
+// Large reductions where each node holds a run of consecutive members (the usual block
+// layout): a chain over the nodes in member order. The first node's leader folds its
+// node's operands (shared memory) into its dest; each next node's leader fetches that
+// prefix over UCX and goes on folding its own node's operands into its dest; the last
+// leader's dest holds the result, which the other leaders fetch and their nodes copy. The
+// additions are those of the member-order fold a0 + a1 + ... + an-1, bit for bit, and one
+// partial result per node crosses the network instead of every member's operand (1 MiB
+// double sum on 2 nodes x 2: 8.1 ms before vs OSHMEM 5.0 and MPI 4.9). Returns false for
+// other layouts.
+static bool reduce_chain(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
+  Runtime::Impl* rt = g.rt();
+  const size_t bytes = n * es;
+  const Runtime::Impl::GroupNodes& gn = rt->group_nodes(g.start(), g.stride(), g.size());
+  const size_t nodes = gn.leaders.size();
+  // Node k's members must be first[k] .. first[k+1]-1 (first[k]: its lowest member).
+  std::vector<int> first(nodes + 1, g.size());
+  for (size_t k = 0; k < nodes; ++k) first[k] = g.index_of(gn.leaders[k]);
+  for (size_t k = 0; k + 1 < nodes; ++k)
+    if (first[k + 1] <= first[k]) return false;
+  for (size_t k = 0; k < nodes; ++k)
+    for (int i = first[k]; i < first[k + 1]; ++i)
+      if (rt->node_index_[size_t(g.world_pe(i))] != rt->node_index_[size_t(gn.leaders[k])]) return false;
+  const size_t mine = size_t(gn.my_leader);
+  const bool lead = g.me() == first[mine];
+  std::vector<char> all;
+  g.sync();  // every member's source is ready
+  if (lead) {  // operand 0: the previous node's prefix (none on the first node)
+    const int local = first[mine + 1] - first[mine];
+    const size_t off = mine > 0 ? bytes : 0;
+    all.resize(off + bytes * size_t(local));
+    for (int i = first[mine]; i < first[mine + 1]; ++i) {
+      char* to = all.data() + off + size_t(i - first[mine]) * bytes;
+      if (i == g.me()) std::memcpy(to, src, bytes);
+      else pull(g, to, src, bytes, i);
+    }
+  }
+  for (size_t stage = 0; stage < nodes; ++stage) {
+    if (stage > 0) g.sync();  // the previous node's prefix is in its leader's dest
+    if (!lead || stage != mine) continue;
+    if (mine > 0) {
+      pull(g, all.data(), dest, bytes, first[mine - 1]);
+      done(g);
+    }
+    fold(g, dest, all.data(), int(all.size() / bytes) - 1, n, es, fn);
+  }
+  g.sync();  // the last leader's dest holds the result
+  if (lead && mine + 1 < nodes) {
+    pull(g, dest, dest, bytes, first[nodes - 1]);
+    done(g);
+  }
+  g.sync();  // every leader's dest holds the result
+  if (!lead) pull(g, dest, dest, bytes, first[mine]);
+  return true;
+}
+
 void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
   if (n == 0) return;
   if (n * es <= kInSyncBytes && reduce_in_sync(g, dest, src, n, es, fn)) return;
   const int size = g.size();
   const size_t bytes = n * es;
-  Runtime::Impl* rt = g.rt();
-  const bool hier = bytes >= kHierBytes;
-  const int leader = hier ? g.index_of(rt->group_nodes(g.start(), g.stride(), g.size()).leader) : g.me();
-  std::vector<char> all, out;
+  if (bytes >= kHierBytes && reduce_chain(g, dest, src, n, es, fn)) return;
+  // Every member pulls every operand.
+  std::vector<char> all(bytes * size_t(size)), out(bytes);
   g.sync();
-  if (g.me() == leader) {  // every member when small; else each node's leader
-    all.resize(bytes * size_t(size));
-    out.resize(bytes);
-    for (int i = 0; i < size; ++i) pull(g, all.data() + size_t(i) * bytes, src, bytes, i);
-    done(g);
-    fold(g, out.data(), all.data(), size - 1, n, es, fn);
-  }
+  for (int i = 0; i < size; ++i) pull(g, all.data() + size_t(i) * bytes, src, bytes, i);
+  done(g);
+  fold(g, out.data(), all.data(), size - 1, n, es, fn);
   g.sync();  // in place: every member has read my source
-  if (g.me() == leader) std::memcpy(dest, out.data(), bytes);
-  if (!hier) return;
-  g.sync();  // the leaders' results are in their dests
-  if (g.me() != leader) pull(g, dest, dest, bytes, leader);
+  std::memcpy(dest, out.data(), bytes);
 }
 
 void scan(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn, bool inclusive) {

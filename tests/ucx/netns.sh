@@ -6,8 +6,11 @@
 # address. Started the way Slurm starts PEs (SLURM_PROCID / SLURM_NTASKS, SYMMEM_STORE and a
 # shared SYMMEM_STORE_SECRET). Exit 77 (skipped) where namespaces cannot be made (not root,
 # no CAP_NET_ADMIN, no ip).
-# NETNS_B_DEVICES: UCX_NET_DEVICES for B's PEs instead of its veth; NETNS_EXPECT: a regex
-# the output must match, the job then having to fail (and leave nothing in /dev/shm).
+# NETNS_B_DEVICES: UCX_NET_DEVICES for B's PEs instead of its veth; NETNS_BLACKHOLE=1: B's
+# PEs publish the address of a second interface of B's (10.78.<k>.2) that A routes to over
+# the veth but to a MAC address nobody has, so A's packets to it vanish (an address that
+# routes but never answers); NETNS_EXPECT: a regex the output must match, the job then
+# having to fail (and leave nothing in /dev/shm).
 set -u
 prog=("$@")
 command -v ip >/dev/null || { echo "netns: no ip command; skipped"; exit 77; }
@@ -32,6 +35,16 @@ ip link set "v$tag-a" netns "$a" && ip link set "v$tag-b" netns "$b" || exit 1
 ip -n "$a" addr add "10.77.$k.1/24" dev "v$tag-a" && ip -n "$b" addr add "10.77.$k.2/24" dev "v$tag-b" || exit 1
 for ns in "$a" "$b"; do ip -n "$ns" link set lo up; done
 ip -n "$a" link set "v$tag-a" up && ip -n "$b" link set "v$tag-b" up || exit 1
+if [ "${NETNS_BLACKHOLE:-0}" = 1 ]; then
+  # B's UCX interface: one end of a veth pair whose both ends stay in B (up, so it has a
+  # carrier); A sends to its address out of its own veth, to a made-up neighbour.
+  ip -n "$b" link add "h$tag-b" type veth peer name "h$tag-c" || exit 1
+  ip -n "$b" addr add "10.78.$k.2/24" dev "h$tag-b" && ip -n "$b" link set "h$tag-b" up &&
+    ip -n "$b" link set "h$tag-c" up || exit 1
+  ip -n "$a" route add "10.78.$k.0/24" dev "v$tag-a" &&
+    ip -n "$a" neigh add "10.78.$k.2" lladdr 02:00:00:00:07:78 dev "v$tag-a" nud permanent || exit 1
+  NETNS_B_DEVICES="h$tag-b"
+fi
 
 port=$(( 20000 + $$ % 20000 ))
 secret=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')

@@ -137,6 +137,7 @@ struct UcxLane {
 
 namespace {
 thread_local UcxLane* t_lane = nullptr;  // the context of the calling thread's operation
+thread_local unsigned t_ops = 0;         // operations since this thread last progressed
 
 // Nonblocking requests a lane may hold before the next one waits for the oldest to go
 // (an endless stream of put_nbi must not queue without bound).
@@ -167,7 +168,28 @@ struct UcxTransport::Impl {
   std::thread thread;
   std::atomic<bool> stop{false};
   int stop_fd = -1;
-  std::atomic<int> app_driving{0};  // application threads inside drive()
+  // Application threads inside drive() (app_driving: they poll the worker until their
+  // condition holds, then sleep on its event fd) and inside a short UCX call of this
+  // transport (app_ops: an operation, one progress round). The progress thread stays off
+  // the worker meanwhile: UCX's worker lock is a spinlock, and a progress thread that
+  // reached it while a thread issued puts and polled for their completions spun there
+  // for the whole stream (a third of the initiator's samples in put + quiet, a core the
+  // PEs needed). It looks again after 1 ms during a wait, after 50 us during a short call
+  // (the PE must be served soon after it leaves the library: Lock.FirstComeFirstServed
+  // across nodes failed 1 run in 3 when it looked again only after 1 ms).
+  std::atomic<int> app_driving{0};
+  std::atomic<int> app_ops{0};
+  // While in one, the thread itself serves: every kOpsPerProgress operations (those that
+  // complete at once, a stream of which never waits) cost one progress round, so a PE that
+  // issues puts in a loop still answers its peers (OSHMEM progresses every 2048 puts).
+  static constexpr unsigned kOpsPerProgress = 64;
+  struct AppScope {
+    explicit AppScope(Impl& i) : im(i) { im.app_ops.fetch_add(1, std::memory_order_seq_cst); }
+    ~AppScope() { im.app_ops.fetch_sub(1, std::memory_order_release); }
+    AppScope(const AppScope&) = delete;
+    AppScope& operator=(const AppScope&) = delete;
+    Impl& im;
+  };
   int64_t timeout_ns = 0;
   int64_t spin_ns = 0;
 
@@ -230,6 +252,7 @@ struct UcxTransport::Impl {
     std::lock_guard<std::mutex> g(l.connect_mu);
     UcxPeer& q = l.peers[size_t(pe)];
     if (q.ep.load(std::memory_order_acquire) != nullptr) return Status();
+    AppScope inside(*this);
     ucp_ep_params_t ep{};
     ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                     UCP_EP_PARAM_FIELD_ERR_HANDLER;
@@ -297,12 +320,19 @@ struct UcxTransport::Impl {
     const Clock::time_point start = Clock::now();
     Clock::time_point busy = start;  // the last progress that did something
     unsigned idle = 0;
+    unsigned worked = 0;
     for (;;) {
       if (progress(l)) {
         idle = 0;
         if (p.after_progress) p.after_progress();
         if (done()) break;
         busy = Clock::time_point{};  // read the clock at the next empty poll
+        // A worker that always has something to do (connection retries) still meets
+        // the deadline.
+        if ((++worked & 255) == 0 && Clock::now() - start > std::chrono::nanoseconds(timeout_ns)) {
+          app_driving.fetch_sub(1, std::memory_order_seq_cst);
+          timed_out(what, pe);
+        }
         continue;
       }
       if (done()) break;
@@ -436,19 +466,31 @@ struct UcxTransport::Impl {
     ev.data.fd = stop_fd;
     epoll_ctl(ep, EPOLL_CTL_ADD, stop_fd, &ev);
     epoll_event out[2];
+    auto inside = [this] {
+      return app_driving.load(std::memory_order_seq_cst) + app_ops.load(std::memory_order_seq_cst) > 0;
+    };
+    timespec pause{0, 0};
     while (!stop.load(std::memory_order_acquire)) {
       if (app_driving.load(std::memory_order_seq_cst) > 0) {
-        timespec ts{0, 1000000};
-        nanosleep(&ts, nullptr);
+        pause.tv_nsec = 1000000;
+        nanosleep(&pause, nullptr);
         continue;
       }
+      // Stops as soon as an application thread is inside: while a stream of replies keeps
+      // this loop busy it would otherwise take every other one from the thread that waits
+      // for it, both spinning on UCX's worker lock (a second busy thread per PE).
       unsigned n = 0;
-      while (progress_worker(svc.worker)) ++n;
+      while (!inside() && progress_worker(svc.worker)) ++n;
       if (n && p.after_progress) p.after_progress();
-      if (efd >= 0) {
-        ucs_status_t st = ucp_worker_arm(svc.worker);
-        if (st == UCS_ERR_BUSY) continue;
+      // A thread in a short call holds or soon takes the worker lock (arming needs it too:
+      // 14% of a leader's samples spun there during 1 MiB reductions): look again shortly,
+      // the PE is served soon after it leaves the library.
+      if (inside()) {
+        pause.tv_nsec = 50000;
+        nanosleep(&pause, nullptr);
+        continue;
       }
+      if (efd >= 0 && ucp_worker_arm(svc.worker) == UCS_ERR_BUSY) continue;
       // Bounded: a wake-up consumed by another thread's progress costs at most this.
       (void)epoll_wait(ep, out, 2, efd >= 0 ? 20 : 1);
     }
@@ -505,6 +547,11 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
   // transports' settings from the environment, not from ucp_config_modify).
   (void)setenv("UCX_TCP_TX_SEG_SIZE", "64k", 0);
   (void)setenv("UCX_TCP_RX_SEG_SIZE", "64k", 0);
+  // UCX 1.13 connects its TCP endpoints with a blocking connect() by default: toward an
+  // address that routes but never answers, ucp_ep_create then blocked for the kernel's
+  // SYN retries (~2 min) where no deadline of ours could name the peer. Nonblocking, the
+  // connection is one more pending piece of the warm-up, bounded by SYMMEM_INIT_TIMEOUT.
+  (void)setenv("UCX_TCP_CONN_NB", "y", 0);
   ucp_config_t* cfg = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &cfg);
   if (st != UCS_OK) return ucs_error("UCX: reading its configuration", st);
@@ -608,7 +655,9 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
 
 void UcxTransport::put(void* raddr, const void* src, size_t n, int pe, bool blocking) {
   Impl& im = *impl_;
+  Impl::AppScope inside(im);
   UcxLane& l = im.lane();
+  if (++t_ops % Impl::kOpsPerProgress == 0 && im.progress(l) && im.p.after_progress) im.p.after_progress();
   UcxPeer& q = im.peer(l, pe);
   ucp_request_param_t rp{};
   if (!blocking) Impl::nbi_param(l, &rp);
@@ -623,7 +672,9 @@ void UcxTransport::put(void* raddr, const void* src, size_t n, int pe, bool bloc
 
 void UcxTransport::get(void* dst, const void* raddr, size_t n, int pe, bool blocking) {
   Impl& im = *impl_;
+  Impl::AppScope inside(im);
   UcxLane& l = im.lane();
+  if (++t_ops % Impl::kOpsPerProgress == 0 && im.progress(l) && im.p.after_progress) im.p.after_progress();
   UcxPeer& q = im.peer(l, pe);
   ucp_request_param_t rp{};
   if (!blocking) Impl::nbi_param(l, &rp);
@@ -636,7 +687,9 @@ void UcxTransport::get(void* dst, const void* raddr, size_t n, int pe, bool bloc
 uint64_t UcxTransport::amo(UcxAmo op, void* raddr, uint64_t value, uint64_t cond, size_t size, int pe, bool fetch,
                            bool track) {
   Impl& im = *impl_;
+  Impl::AppScope inside(im);
   UcxLane& l = im.lane();
+  if (++t_ops % Impl::kOpsPerProgress == 0 && im.progress(l) && im.p.after_progress) im.p.after_progress();
   UcxPeer& q = im.peer(l, pe);
   if (op == UcxAmo::kSwap || op == UcxAmo::kCswap || op == UcxAmo::kFetch) fetch = true;
   if (op == UcxAmo::kFetch) value = 0;
@@ -668,6 +721,7 @@ void UcxTransport::fence() {
   Impl& im = *impl_;
   UcxLane& l = im.lane();
   if (!l.dirty.load(std::memory_order_relaxed)) return;
+  Impl::AppScope inside(im);
   ucs_status_t st = ucp_worker_fence(l.worker);
   if (st != UCS_OK) im.fatal(std::string("symmem: fence over UCX failed: ") + ucs_status_string(st));
 }
@@ -679,6 +733,7 @@ void UcxTransport::quiet() {
   Impl& im = *impl_;
   UcxLane& l = im.lane();
   if (!l.dirty.exchange(false, std::memory_order_acq_rel)) return;
+  Impl::AppScope inside(im);
   ucs_status_ptr_t reqs[16];
   int n = 0;
   auto wait_all = [&] {
@@ -713,7 +768,10 @@ void UcxTransport::quiet_all() {
   swap_lane(prev);
 }
 
-unsigned UcxTransport::progress() { return impl_->progress(impl_->lane()); }
+unsigned UcxTransport::progress() {
+  Impl::AppScope inside(*impl_);
+  return impl_->progress(impl_->lane());
+}
 
 void UcxTransport::drive(bool (*done)(void*), void* arg, int pe, const char* what) {
   impl_->drive(impl_->lane(), [&] { return done(arg); }, what, pe);
