@@ -376,6 +376,7 @@ static bool reduce_chain(Group& g, void* dest, const void* src, size_t n, size_t
   }
   g.sync();  // every leader's dest holds the result
   if (!lead) pull(g, dest, dest, bytes, first[mine]);
+  g.sync();  // nobody still reads a leader's dest (its owner may write it on return)
   return true;
 }
 

@@ -15,7 +15,7 @@
  *             node order: exact integer results, float sums the same bits on every
  *             member and in member order, dest == src, back-to-back calls.
  *  data-coll  broadcast (every root), fcollect and collect (uneven sizes) of 8 B, odd,
- *             middle and over 64 KiB sizes on the same teams: every byte where the standard
+ *             middle and over 64 KiB sizes and a 64 KiB sum on the same teams: every byte where the standard
  *             puts it; each PE overwrites its dest as soon as the call returns (a member
  *             still copying from another's dest would see it).
  */
@@ -239,6 +239,17 @@ static void data_on(shmem_team_t team, int rep) {
       off += len;
     }
     CHECK(bad == 0, "team of %d, member %d: collect around %zu B: %zu bytes wrong", tn, m, b, bad);
+    free(c);
+  }
+  { /* a large sum (the chain over the nodes), dest overwritten on return too */
+    const size_t k = 8193;
+    long* ls = (long*)src;
+    for (size_t j = 0; j < k; ++j) ls[j] = (long)(m * 131 + (int)j + rep);
+    CHECK(shmem_long_sum_reduce(team, (long*)dst, ls, k) == 0, "sum_reduce failed");
+    long* c = (long*)take(dst, k * sizeof(long));
+    size_t bad = 0;
+    for (size_t j = 0; j < k; ++j) bad += c[j] != (long)(131 * tn * (tn - 1) / 2) + (long)tn * (long)((int)j + rep);
+    CHECK(bad == 0, "team of %d, member %d: sum of %zu longs: %zu wrong", tn, m, k, bad);
     free(c);
   }
   shmem_team_sync(team);
