@@ -59,31 +59,78 @@ bool reduce_in_sync(Group& g, void* dest, const void* src, size_t n, size_t es, 
 bool fcollect_in_sync(Group& g, void* dest, const void* src, size_t bytes);
 bool alltoall_in_sync(Group& g, void* dest, const void* src, size_t block);
 
+bool broadcast_in_sync(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets);
+
+// Some node holds several members (else each member is alone on its node: nothing to save).
+bool nodes_shared(Group& g) {
+  return int(g.rt()->group_nodes(g.start(), g.stride(), g.size()).leaders.size()) < g.size();
+}
+
+// Piece p of dest: len bytes at dest_off, copied from member `from`'s copy of src + src_off.
+struct Piece {
+  size_t dest_off, src_off, len;
+  int from;
+};
+
+// Large broadcasts and (f)collects, hierarchically. Every member copies the pieces held
+// on its own node through shared memory; of the pieces held on other nodes, each comes
+// over UCX to one member of this node (piece p to its p % L-th member, L members here) and,
+// after a sync, the node's others copy it from that member's dest. One copy of a piece
+// crosses the network per node, not one per member, and a node's members share that work.
+// A last sync keeps every dest unchanged until its node has read it. Any layout of members
+// on nodes; the caller's first sync is done. `own` false: the piece from this member
+// stays out of its dest (a broadcast root's).
+template <class P>
+void net_pieces(Group& g, void* dest, const void* src, int pieces, P piece, bool own = true) {
+  Runtime::Impl* rt = g.rt();
+  const int n = g.size(), me = g.me();
+  std::vector<int> local;  // this node's members, in member order
+  for (int i = 0; i < n; ++i)
+    if (i == me || !rt->off_node(g.world_pe(i))) local.push_back(i);
+  const int nl = int(local.size());
+  const int pos = int(std::find(local.begin(), local.end(), me) - local.begin());
+  for (int k = 0; k < pieces; ++k) {
+    const int p = (k + pos) % pieces;  // the node's members start on different pieces
+    const Piece x = piece(p);
+    if (x.from == me) {
+      if (own) move_local(mp(dest) + x.dest_off, cp(src) + x.src_off, x.len);
+    } else if (!rt->off_node(g.world_pe(x.from)) || p % nl == pos) {
+      pull(g, mp(dest) + x.dest_off, cp(src) + x.src_off, x.len, x.from);
+    }
+  }
+  done(g);
+  g.sync();  // each off-node piece is in one dest on every node
+  for (int p = 0; p < pieces; ++p) {
+    const Piece x = piece(p);
+    if (x.from != me && rt->off_node(g.world_pe(x.from)) && p % nl != pos)
+      pull(g, mp(dest) + x.dest_off, mp(dest) + x.dest_off, x.len, local[size_t(p % nl)]);
+  }
+  g.sync();  // nobody still reads another member's dest
+}
+
 void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets) {
   if (bytes == 0) return;
+  if (bytes * size_t(g.size()) <= kInSyncBytes * 4 && broadcast_in_sync(g, dest, src, bytes, root, root_gets)) return;
   Runtime::Impl* rt = g.rt();
   const int me = g.me();
   g.sync();  // the root's source is ready; no member still reads a previous dest
-  if (bytes < kHierBytes) {
+  if (bytes < kHierBytes || !nodes_shared(g)) {
     if (me != root) pull(g, dest, src, bytes, root);
     else if (root_gets) move_local(dest, src, bytes);
     done(g);
     g.sync();  // nobody still reads the root's source
     return;
   }
-  // Members of the root's node copy from the root; each other node's leader pulls over UCX
-  // into its own dest; after the sync that node's other members copy from the leader's.
-  const Runtime::Impl::GroupNodes& gn = rt->group_nodes(g.start(), g.stride(), g.size());
-  const bool root_here = !rt->off_node(g.world_pe(root));
-  const int leader = g.index_of(gn.leader);
-  if (me == root) {
-    if (root_gets) move_local(dest, src, bytes);
-  } else if (root_here || me == leader) {
-    pull(g, dest, src, bytes, root);
-    done(g);
-  }
-  g.sync();
-  if (!root_here && me != leader) pull(g, dest, dest, bytes, leader);
+  // In slices of 64-byte multiples, as many as a node holds members on average.
+  const int slices = std::max(1, g.size() / int(rt->group_nodes(g.start(), g.stride(), g.size()).leaders.size()));
+  const size_t slice = (bytes / size_t(slices) + 63) / 64 * 64;
+  net_pieces(
+      g, dest, src, slices,
+      [&](int p) {
+        const size_t off = std::min(bytes, size_t(p) * slice);
+        return Piece{off, off, std::min(slice, bytes - off), root};
+      },
+      root_gets);
 }
 
 void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
@@ -91,6 +138,8 @@ void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
   if (bytes * size_t(g.size()) <= kInSyncBytes * 4 && fcollect_in_sync(g, dest, src, bytes)) return;
   const int n = g.size(), me = g.me();
   g.sync();
+  if (bytes * size_t(n) >= kHierBytes && nodes_shared(g))
+    return net_pieces(g, dest, src, n, [&](int i) { return Piece{size_t(i) * bytes, 0, bytes, i}; });
   for (int k = 0; k < n; ++k) {
     const int i = (me + k) % n;
     if (i == me) move_local(mp(dest) + size_t(i) * bytes, src, bytes);
@@ -110,11 +159,15 @@ void collect(Group& g, void* dest, const void* src, size_t bytes) {
     if (i == me) sizes[size_t(i)] = bytes;
     else g.rt()->rget(&sizes[size_t(i)], g.size_word(i, par), sizeof(uint64_t), g.world_pe(i));
   }
-  size_t off = 0;
+  std::vector<size_t> offs(size_t(n) + 1, 0);
+  for (int i = 0; i < n; ++i) offs[size_t(i) + 1] = offs[size_t(i)] + sizes[size_t(i)];
+  if (offs[size_t(n)] >= kHierBytes && nodes_shared(g)) {  // every member read the same sizes: the same choice
+    net_pieces(g, dest, src, n, [&](int i) { return Piece{offs[size_t(i)], 0, sizes[size_t(i)], i}; });
+    return g.collect_done();
+  }
   for (int i = 0; i < n; ++i) {
-    if (i == me) move_local(mp(dest) + off, src, bytes);
-    else pull(g, mp(dest) + off, src, sizes[size_t(i)], i);
-    off += sizes[size_t(i)];
+    if (i == me) move_local(mp(dest) + offs[size_t(i)], src, bytes);
+    else pull(g, mp(dest) + offs[size_t(i)], src, sizes[size_t(i)], i);
   }
   done(g);
   g.sync();
@@ -252,6 +305,17 @@ bool fcollect_in_sync(Group& g, void* dest, const void* src, size_t bytes) {
   });
 }
 
+// Every member's source travels (a few bytes each); each PE keeps the root's.
+bool broadcast_in_sync(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets) {
+  const int size = g.size(), me = g.me();
+  return in_sync(g, src, bytes, [&](auto block) {
+    for (int i = 0; i < size; ++i) {
+      const char* b = block(i);  // asked in member order
+      if (i == root && (me != root || root_gets)) std::memmove(dest, b, bytes);
+    }
+  });
+}
+
 // Every member's whole source travels; each PE keeps its column.
 bool alltoall_in_sync(Group& g, void* dest, const void* src, size_t block) {
   const int size = g.size(), me = g.me();
@@ -312,6 +376,7 @@ static bool reduce_chain(Group& g, void* dest, const void* src, size_t n, size_t
   }
   g.sync();  // every leader's dest holds the result
   if (!lead) pull(g, dest, dest, bytes, first[mine]);
+  g.sync();  // nobody still reads a leader's dest (its owner may write it on return)
   return true;
 }
 

@@ -14,10 +14,15 @@
  *             world and on teams whose members fall on the nodes unevenly and out of
  *             node order: exact integer results, float sums the same bits on every
  *             member and in member order, dest == src, back-to-back calls.
+ *  data-coll  broadcast (every root), fcollect and collect (uneven sizes) of 8 B, odd,
+ *             middle and over 64 KiB sizes and a 64 KiB sum on the same teams: every byte where the standard
+ *             puts it; each PE overwrites its dest as soon as the call returns (a member
+ *             still copying from another's dest would see it).
  */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -182,12 +187,102 @@ static int team_reduce_case(void) {
   return failures;
 }
 
+static unsigned char pat(int member, size_t j, int rep) { return (unsigned char)(member * 37 + j * 7 + rep + (j >> 8)); }
+
+/* dest -> copy, then dest overwritten at once; returns the copy. */
+static unsigned char* take(unsigned char* dest, size_t bytes) {
+  unsigned char* c = malloc(bytes ? bytes : 1);
+  memcpy(c, dest, bytes);
+  memset(dest, 0xEE, bytes);
+  return c;
+}
+
+static void data_on(shmem_team_t team, int rep) {
+  static const size_t sizes[] = {8, 13, 3001, 65536 + 5};
+  const size_t n = (size_t)shmem_n_pes(), most = 65536 + 5 + 3 * n;
+  unsigned char* src = shmem_malloc(most);
+  unsigned char* dst = shmem_malloc(most * n);
+  if (team == SHMEM_TEAM_INVALID) goto out;
+  const int m = shmem_team_my_pe(team), tn = shmem_team_n_pes(team);
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+    const size_t b = sizes[s];
+    for (int root = 0; root < tn; ++root) {
+      for (size_t j = 0; j < b; ++j) src[j] = pat(m, j, rep + root);
+      memset(dst, 0xCD, b);
+      CHECK(shmem_broadcastmem(team, dst, src, b, root) == 0, "broadcastmem failed");
+      unsigned char* c = take(dst, b);
+      size_t bad = 0;
+      for (size_t j = 0; j < b; ++j) bad += c[j] != pat(root, j, rep + root);
+      CHECK(bad == 0, "team of %d, member %d: broadcast of %zu B from %d: %zu bytes wrong", tn, m, b, root, bad);
+      free(c);
+    }
+    for (size_t j = 0; j < b; ++j) src[j] = pat(m, j, rep);
+    CHECK(shmem_fcollectmem(team, dst, src, b) == 0, "fcollectmem failed");
+    unsigned char* c = take(dst, b * (size_t)tn);
+    size_t bad = 0;
+    for (int q = 0; q < tn; ++q)
+      for (size_t j = 0; j < b; ++j) bad += c[(size_t)q * b + j] != pat(q, j, rep);
+    CHECK(bad == 0, "team of %d, member %d: fcollect of %zu B: %zu bytes wrong", tn, m, b, bad);
+    free(c);
+    /* collect: member q gives b + 3q bytes (the last member none at the 8 B size) */
+    const size_t mine = b == 8 && m == tn - 1 ? 0 : b + 3 * (size_t)m;
+    for (size_t j = 0; j < mine; ++j) src[j] = pat(m, j, rep + 1);
+    size_t total = 0;
+    for (int q = 0; q < tn; ++q) total += b == 8 && q == tn - 1 ? 0 : b + 3 * (size_t)q;
+    CHECK(shmem_collectmem(team, dst, src, mine) == 0, "collectmem failed");
+    c = take(dst, total);
+    bad = 0;
+    size_t off = 0;
+    for (int q = 0; q < tn; ++q) {
+      const size_t len = b == 8 && q == tn - 1 ? 0 : b + 3 * (size_t)q;
+      for (size_t j = 0; j < len; ++j) bad += c[off + j] != pat(q, j, rep + 1);
+      off += len;
+    }
+    CHECK(bad == 0, "team of %d, member %d: collect around %zu B: %zu bytes wrong", tn, m, b, bad);
+    free(c);
+  }
+  { /* a large sum (the chain over the nodes), dest overwritten on return too */
+    const size_t k = 8193;
+    long* ls = (long*)src;
+    for (size_t j = 0; j < k; ++j) ls[j] = (long)(m * 131 + (int)j + rep);
+    CHECK(shmem_long_sum_reduce(team, (long*)dst, ls, k) == 0, "sum_reduce failed");
+    long* c = (long*)take(dst, k * sizeof(long));
+    size_t bad = 0;
+    for (size_t j = 0; j < k; ++j) bad += c[j] != (long)(131 * tn * (tn - 1) / 2) + (long)tn * (long)((int)j + rep);
+    CHECK(bad == 0, "team of %d, member %d: sum of %zu longs: %zu wrong", tn, m, k, bad);
+    free(c);
+  }
+  shmem_team_sync(team);
+out:
+  shmem_free(dst);
+  shmem_free(src);
+}
+
+static int data_coll_case(void) {
+  const int n = shmem_n_pes();
+  shmem_team_t odd = SHMEM_TEAM_INVALID, tail = SHMEM_TEAM_INVALID, rev = SHMEM_TEAM_INVALID;
+  if (n >= 3) shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 1, n - 1, NULL, 0, &tail);
+  if (n >= 2) shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 2, n / 2, NULL, 0, &odd);
+  if (n >= 4) shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 3, (n + 2) / 3, NULL, 0, &rev);
+  for (int rep = 0; rep < 2; ++rep) {
+    data_on(SHMEM_TEAM_WORLD, rep);
+    data_on(odd, rep);
+    data_on(tail, rep);
+    data_on(rev, rep);
+  }
+  if (odd != SHMEM_TEAM_INVALID) shmem_team_destroy(odd);
+  if (tail != SHMEM_TEAM_INVALID) shmem_team_destroy(tail);
+  if (rev != SHMEM_TEAM_INVALID) shmem_team_destroy(rev);
+  shmem_barrier_all();
+  return failures;
+}
+
 int main(int argc, char** argv) {
   const char* c = argc > 1 ? argv[1] : "progress";
   shmem_init();
   const int me = shmem_my_pe(), n = shmem_n_pes();
-  if (strcmp(c, "progress") == 0 || strcmp(c, "team-reduce") == 0) {
-    int f = c[0] == 'p' ? progress_case() : team_reduce_case();
+  if (strcmp(c, "progress") == 0 || strcmp(c, "team-reduce") == 0 || strcmp(c, "data-coll") == 0) {
+    int f = c[0] == 'p' ? progress_case() : c[0] == 't' ? team_reduce_case() : data_coll_case();
     shmem_finalize();
     return f ? 1 : 0;
   }
