@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Hang reports (issue 15 item 3), checked on their content.
 
-    hang_tests.py --pe PATH --symmem-run PATH CASE
+    hang_tests.py --pe PATH --vec PATH --symmem-run PATH CASE
 
 Every function test_* is one CTest case (tests/dfx/CMakeLists.txt). Each starts hang_pe
-(hang_pe.cpp) in one of its modes under symmem-run (or by hand, with the environment
+(hang_pe.cpp) or hang_vec (hang_vec.c, the vector waits) in one of its modes under symmem-run (or by hand, with the environment
 torchrun gives its workers, for the PEs' own deadline), checks the exit code, the text
 report on stderr and the JSON twin (parsed here), and that no process and nothing in
 /dev/shm is left. Standard library only.
@@ -224,6 +224,59 @@ def test_nbi_in_flight():
           "JSON in flight: %r" % [p["ucx_in_flight"] for p in doc["pes"]])
     w = doc["pes"][3]["wait"]
     check([(x["pe"], x["pending"]) for x in w["writers"]] == [(0, 1)], "JSON writers: %r" % w)
+
+
+def vector_report(mode, opts=()):
+    shm = set(glob.glob("/dev/shm/symmem-*"))
+    with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
+        path = os.path.join(tmp, "h.json")
+        rc, out, err = run(launcher("-n", "4", "--hang-timeout", "2", *opts, "--timeout", "50", ARGS.vec, mode),
+                           base_env(SYMMEM_HANG_FILE=path))
+        check(rc == 124, "exit code %d, expected 124" % rc)
+        want(err, r"^symmem-run: hang report \(no progress for 2 s\): DEADLOCK", "verdict")
+        doc = load_json(path)
+    check_clean(shm)
+    return err, doc
+
+
+def test_vector_all():
+    """PE 3 waits in shmem_int_wait_until_all_vector on 6 words (element 4 left out by its
+    status), element i expecting i+1; PE 0 set elements 0 and 2: the report shows each word
+    taking part with its expected and live value, which are satisfied, and the one it sleeps
+    on; PE 0 is their candidate writer (SYMMEM_CHECK=1 records writes on the node)."""
+    err, doc = vector_report("all", ("-x", "SYMMEM_CHECK=1"))
+    want(err, r"^  PE 3 +shmem_int_wait_until_all_vector\('vflags' \(allocation #\d+, 40B?\) \+0, 6 words \(5 taking "
+         r"part\), == per-element values\) +2 of 5 satisfied \(live\), sleeps on \[1\]", "the wait")
+    for i, exp, val, tail in ((0, 1, 1, "   satisfied"), (1, 2, 0, "   <- sleeps on this one"), (2, 3, 3, "   satisfied"),
+                              (3, 4, 0, ""), (5, 6, 0, "")):
+        want(err, r"^ {16}\[%d\] 'vflags' \(allocation #\d+, 40B?\) \+%d == %d   sees %d%s$"
+             % (i, 4 * i, exp, val, re.escape(tail)), "element %d" % i)
+    check("[4] 'vflags'" not in err, "element 4 (status 1) shown:\n" + err)
+    want(err, r"^ {16}candidate writers: PE 0 \(\S*atomic_set\S*, 2 of its last \d+ writes\)$", "PE 0 named")
+    w = doc["pes"][3]["wait"]
+    vec = w.get("vector")
+    check(vec and vec["kind"] == "all" and vec["n"] == 6 and vec["taking_part"] == 5 and vec["satisfied"] == 2,
+          "JSON vector: %r" % vec)
+    check([(x["index"], x["expect"], x["value"], x["satisfied"]) for x in vec["words"]] ==
+          [(0, 1, 1, True), (1, 2, 0, False), (2, 3, 3, True), (3, 4, 0, False), (5, 6, 0, False)],
+          "JSON words: %r" % vec["words"])
+    # The word slept on is element 1: not satisfied, so the job cannot move on its own.
+    check(w["expect"] == 2 and w["value"] == 0 and w["satisfied"] is False and w["name"].endswith("+4"),
+          "JSON wait: %r" % w)
+
+
+def test_vector_any():
+    """PE 3 waits in shmem_int_wait_until_any on 10 words == 7 that nobody writes: the first 8
+    are shown with their live values and the rest counted."""
+    err, doc = vector_report("any")
+    want(err, r"^  PE 3 +shmem_int_wait_until_any\('vflags' \(allocation #\d+, 40B?\) \+0, 10 words, == 7\) +"
+         r"0 of 8 shown \(10 taking part\) satisfied \(live\)", "the wait")
+    for i in range(8):
+        want(err, r"^ {16}\[%d\] 'vflags' \(allocation #\d+, 40B?\) \+%d == 7   sees 0$" % (i, 4 * i), "element %d" % i)
+    want(err, r"^ {16}\.\.\. and 2 more taking part, not shown$", "the rest counted")
+    vec = doc["pes"][3]["wait"]["vector"]
+    check(vec["kind"] == "any" and vec["n"] == 10 and vec["taking_part"] == 10 and len(vec["words"]) == 8
+          and all(x["value"] == 0 and x["satisfied"] is False for x in vec["words"]), "JSON vector: %r" % vec)
 
 
 def test_stacks():
@@ -446,6 +499,7 @@ def main():
     global ARGS
     ap = argparse.ArgumentParser()
     ap.add_argument("--pe", required=True)
+    ap.add_argument("--vec", required=True)
     ap.add_argument("--symmem-run", required=True)
     ap.add_argument("case")
     ARGS = ap.parse_args()
