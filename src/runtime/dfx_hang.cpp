@@ -142,6 +142,18 @@ Snap take(const PeInfo& pi) {
   Snap s;
   proc_stat(pi.pid, &s.pstate, &s.cpu_s);
   const Page* p = pi.page;
+  if (!p && pi.summarized) {  // another node's PE, as its node's watch saw it
+    s.visible = true;
+    s.state = pi.r_state;
+    for (size_t l = 0; l < pi.r_lane_seq.size() && l < size_t(kTeamLanes); ++l) s.lane_seq[l] = pi.r_lane_seq[l];
+    if (s.state == State::kWaiting) {
+      s.waiting = true;
+      s.w.op = uint16_t(Op::kWait);
+      s.w.lane = pi.r_lane;
+      s.w.seq = pi.r_seq;
+    }
+    return s;
+  }
   if (!p || p->magic != kPageMagic || p->version != kPageVersion) return s;
   s.visible = true;
   s.state = State(p->state.load(std::memory_order_acquire));
@@ -370,6 +382,14 @@ Doing doing(const PeInfo& pi, const Snap& s) {
     default: break;
   }
   d.kind = s.state == State::kWaiting ? "waiting" : "in call";
+  if (!pi.page && pi.summarized) {
+    d.call = pi.r_call;
+    d.lane = pi.r_lane;
+    d.seq = pi.r_seq;
+    d.key = d.lane >= 0 ? fmt("%s|%s|%d|%u", d.kind.c_str(), d.call.c_str(), d.lane, d.seq)
+                        : d.kind + "|" + d.call + "|" + pi.r_what;
+    return d;
+  }
   d.call = name_of(pi.page, s.waiting && s.w.call_id ? s.w.call_id : s.call_id);
   if (d.call.empty() && s.waiting) d.call = op_name_fallback(Op(s.w.op));
   if (s.waiting && s.w.lane >= 0) {
@@ -550,7 +570,12 @@ std::string vector_lines(const Source& src, const PeView& p, int pe) {
     const uint64_t a = w.vec_base + uint64_t(w.vec_index[k]) * w.width;
     std::string l = std::string(16, ' ') + fmt("[%u] %s %s %s", w.vec_index[k], describe(src, pe, w.owner, a).c_str(),
                                                cmp_text(w.cmp), value_text(w.vec_expect[k], w.width).c_str());
-    l += e.have ? "   sees " + value_text(e.value, w.width) : std::string("   not readable here");
+    if (e.have) {
+      l += "   sees ";
+      l += value_text(e.value, w.width);
+    } else {
+      l += "   not readable here";
+    }
     if (e.sat == 1) l += "   satisfied";
     else if (e.sat < 0 && e.have) l += "   (satisfied depends on signedness)";
     if (w.vec_kind == 1 && a == w.addr) l += "   <- sleeps on this one";
@@ -628,7 +653,9 @@ Report build(const Source& src, const Options& opt) {
       // goes to sleep) is not progress; entering or leaving a call changes call_id or progress.
       p.moved = p.a.progress != p.b.progress || p.a.coll_count != p.b.coll_count || p.a.call_id != p.b.call_id;
     if (p.a.cpu_s >= 0 && p.b.cpu_s >= 0 && gap > 0) p.cpu_pct = 100.0 * (p.b.cpu_s - p.a.cpu_s) / gap;
-    if (p.b.waiting) {
+    if (p.b.waiting && !pi.page && pi.summarized) {
+      p.sat = pi.r_sat;
+    } else if (p.b.waiting) {
       p.wait_s = double(t1 - std::min(t1, p.b.w.since_ns)) * 1e-9;
       p.where = describe(src, int(i), p.b.w.owner, p.b.w.addr);
       uint64_t val = 0;
@@ -792,6 +819,8 @@ Report build(const Source& src, const Options& opt) {
         if (!notvis.empty()) extra += "   not visible here: " + ranks_text(notvis);
       }
       if (d.kind != "waiting") extra = "   (in the call, not sleeping)" + extra;
+    } else if (p0.b.waiting && src.pes[size_t(g[0])].summarized && !src.pes[size_t(g[0])].page) {
+      what = src.pes[size_t(g[0])].r_what + "   (on its node)";
     } else if (p0.b.waiting) {
       const Wait& w = p0.b.w;
       if (w.vec_kind)
@@ -848,6 +877,24 @@ Report build(const Source& src, const Options& opt) {
     }
     if (wait_s >= 0) extra += fmt("   waiting %.1f s", wait_s);
     t += line + what + extra + "\n" + after;
+    r.pe_lines.resize(n);
+    for (int pe : g) {
+      const PeView& q = v[size_t(pe)];
+      if (!q.b.visible || !src.pes[size_t(pe)].page) continue;
+      std::string l = fmt("%d\t%u\t", pe, unsigned(q.b.state));
+      l += q.d.call;
+      l += fmt("\t%d\t%u\t%d\t", q.d.lane, q.d.seq, q.sat);
+      for (int k = 0; k < kTeamLanes; ++k) {
+        if (k) l += ',';
+        l += std::to_string(q.b.lane_seq[k]);
+      }
+      l += '\t';
+      l += what;
+      l += extra;
+      for (char& c : l)
+        if (c == '\n') c = ' ';
+      r.pe_lines[size_t(pe)] = l;
+    }
     // RAS's outlier rule: a small group beside a larger one is worth its history.
     if (groups.size() > 1 && g.size() < largest && g.size() <= 10 && d.kind != "other node" && d.kind != "exited" &&
         d.kind != "killed")
@@ -1021,6 +1068,36 @@ Report build(const Source& src, const Options& opt) {
   }
   r.text = t;
   return r;
+}
+
+bool parse_pe_line(const std::string& line, PeInfo* pi) {
+  std::vector<std::string> f;
+  size_t a = 0;
+  for (int i = 0; i < 7; ++i) {
+    const size_t e = line.find('\t', a);
+    if (e == std::string::npos) return false;
+    f.push_back(line.substr(a, e - a));
+    a = e + 1;
+  }
+  pi->r_what = line.substr(a);
+  pi->rank = std::atoi(f[0].c_str());
+  const unsigned st = unsigned(std::strtoul(f[1].c_str(), nullptr, 10));
+  if (st > unsigned(State::kFinalized)) return false;
+  pi->r_state = State(st);
+  pi->r_call = f[2];
+  pi->r_lane = std::atoi(f[3].c_str());
+  pi->r_seq = uint32_t(std::strtoul(f[4].c_str(), nullptr, 10));
+  pi->r_sat = std::atoi(f[5].c_str());
+  pi->r_lane_seq.clear();
+  size_t b = 0;
+  while (b <= f[6].size()) {
+    size_t e = f[6].find(',', b);
+    if (e == std::string::npos) e = f[6].size();
+    pi->r_lane_seq.push_back(uint32_t(std::strtoul(f[6].substr(b, e - b).c_str(), nullptr, 10)));
+    b = e + 1;
+  }
+  pi->summarized = true;
+  return true;
 }
 
 bool Monitor::look(Source& src, double hang_s) {

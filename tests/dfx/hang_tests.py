@@ -440,58 +440,89 @@ def test_pe_side():
     check_clean(shm)
 
 
-def test_pe_side_nodes():
-    """The PEs' own watch across two (emulated) nodes, over UCX on loopback: each node's
-    lowest PE reports its node as BLOCKED (the other node is not visible to it) and leaves
-    the job running; the test then ends it."""
-    shm = set(glob.glob("/dev/shm/symmem-*"))
+def pe_side_nodes(mode, secs, tmp, until):
+    """hang_pe MODE on 4 PEs started by hand (torchrun's environment) as two emulated nodes
+    (PEs 0,1 and 2,3), over UCX on loopback, with SYMMEM_HANG_TIMEOUT=1.5: runs until
+    until(texts, procs) holds (or TIMEOUT), then kills what is left; each PE's output and
+    exit code (None: killed here)."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
+    run_id, secret = "hang-" + secrets.token_hex(4), secrets.token_hex(32)
+    procs, logs, rcs = [], [], [None] * 4
+    def text(r):
+        with open(logs[r]) as f:
+            return f.read()
+    try:
+        for r in range(4):
+            env = base_env(RANK=r, LOCAL_RANK=r % 2, WORLD_SIZE=4, LOCAL_WORLD_SIZE=2, MASTER_ADDR="127.0.0.1",
+                           MASTER_PORT=port - 1, TORCHELASTIC_RUN_ID=run_id, SYMMEM_STORE_SECRET=secret,
+                           SYMMEM_NODE_ID="emu%d" % (r // 2), UCX_TLS="tcp", UCX_NET_DEVICES="lo",
+                           SYMMEM_HANG_TIMEOUT=1.5, SYMMEM_HANG_FILE=os.path.join(tmp, "h%d.json" % r))
+            logs.append(os.path.join(tmp, "pe%d.log" % r))
+            with open(logs[-1], "w") as log:
+                procs.append(subprocess.Popen([ARGS.pe, mode, str(secs)], env=env, stdout=log,
+                                              stderr=subprocess.STDOUT, start_new_session=True))
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline and not until([text(r) for r in range(4)], procs):
+            time.sleep(0.2)
+        for r, p in enumerate(procs):
+            rcs[r] = p.poll()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    outs = [text(r) for r in range(4)]
+    for r, o in enumerate(outs):
+        print("---- PE %d (exit %s)\n%s" % (r, rcs[r], o), end="")
+    return outs, rcs
+
+
+def test_pe_side_nodes():
+    """The PEs' own watch across two (emulated) nodes: PE 3 (node 2) skips a barrier. Each
+    node's lowest PE publishes its node's summary in the job's store; PE 0 sees every node
+    blocked with nothing moving, reports DEADLOCK for the job, naming PE 3 on the other node
+    as missing and its wait as seen there, and the job ends with 124 on every PE."""
+    shm = set(glob.glob("/dev/shm/symmem-*"))
     with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
-        run_id, secret = "hang-" + secrets.token_hex(4), secrets.token_hex(32)
-        procs, logs = [], []
-        try:
-            for r in range(4):
-                env = base_env(RANK=r, LOCAL_RANK=r % 2, WORLD_SIZE=4, LOCAL_WORLD_SIZE=2, MASTER_ADDR="127.0.0.1",
-                               MASTER_PORT=port - 1, TORCHELASTIC_RUN_ID=run_id, SYMMEM_STORE_SECRET=secret,
-                               SYMMEM_NODE_ID="emu%d" % (r // 2), UCX_TLS="tcp", UCX_NET_DEVICES="lo",
-                               SYMMEM_HANG_TIMEOUT=1.5, SYMMEM_HANG_FILE=os.path.join(tmp, "h%d.json" % r))
-                logs.append(os.path.join(tmp, "pe%d.log" % r))
-                with open(logs[-1], "w") as log:
-                    procs.append(subprocess.Popen([ARGS.pe, "skip"], env=env, stdout=log, stderr=subprocess.STDOUT,
-                                                  start_new_session=True))
-            def text(r):
-                with open(logs[r]) as f:
-                    return f.read()
-            deadline = time.time() + 40
-            while time.time() < deadline and not all("hang report" in text(r) for r in (0, 2)):
-                check(all(p.poll() is None for p in procs), "a PE ended:\n" + "".join(text(r) for r in range(4)))
-                time.sleep(0.2)
-            time.sleep(0.5)
-            check(all(p.poll() is None for p in procs), "the job ended after a BLOCKED report")
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-        outs = [text(r) for r in range(4)]
-        for r, o in enumerate(outs):
-            print("---- PE %d\n%s" % (r, o), end="")
-        for leader, mates, other in ((0, "0,1", "2,3"), (2, "2,3", "0,1")):
-            want(outs[leader], r"^\[pe %d \S+\] hang report \(no progress for 1.5 s\): BLOCKED — every PE seen here "
-                 r"waits .*PEs %s not visible here" % (leader, other), "PE %d's report" % leader)
-            want(outs[leader], r"^  scope: this node's PEs \(2 of 4\)", "PE %d's scope" % leader)
-            check(outs[leader].count("hang report") == 1, "PE %d reported twice" % leader)
-        want(outs[0], r"^  PEs 0,1 +barrier #\d+ on TEAM_WORLD +not visible here: PEs 2,3", "node 0's barrier")
-        want(outs[2], r"^  PE 2 +barrier #\d+ on TEAM_WORLD +missing: PE 3 \(PE 3 waiting wait_until, last #\d+ "
-             r"there\) +not visible here: PEs 0,1", "node 1's barrier")
-        want(outs[2], r"^  PE 3 +wait_until\('flags' \(allocation #\d+, 64B?\) \+12, == 1\) +sees 0 \(live\)",
-             "PE 3's wait, seen on its node")
-        for r in (1, 3):
-            check("hang report" not in outs[r], "PE %d reported too" % r)
-    # killed with SIGKILL: their objects were unlinked at init, so nothing is left anyway
+        outs, rcs = pe_side_nodes("skip", 30, tmp, lambda texts, procs: all(p.poll() is not None for p in procs))
+        check(rcs == [124] * 4, "exit codes %r, expected 124 each" % rcs)
+        want(outs[0], r"^\[pe 0 \S+\] hang report \(no progress for 1.5 s\): DEADLOCK — every live PE waits in the "
+             r"library.*; the other nodes' PEs as their node's watch saw them \(the job's store\)$", "the job's verdict")
+        want(outs[0], r"^  PEs 0-2 +barrier #\d+ on TEAM_WORLD +missing: PE 3 \(PE 3 waiting wait_until, last #\d+ "
+             r"there\)", "the barrier group, PE 3 named from the other node")
+        want(outs[0], r"^  PE 3 +wait_until\('flags' \(allocation #\d+, 64B?\) \+12, == 1\) +sees 0 \(live\) .*"
+             r"\(on its node\)$", "PE 3's wait, read on its node")
+        reports = [len(re.findall(r"^\[pe \d+ \S+\] hang report \(", o, re.M)) for o in outs]
+        check(reports == [1, 0, 0, 0], "reports per PE %r, expected PE 0's only" % reports)
+        check("scope:" not in outs[0], "the job's report has a node scope:\n" + outs[0])
+        for r in (1, 2, 3):
+            want(outs[r], r"ending this PE: the job is failing: PE 0 \S+ stopped with an error \(exit code 124\): "
+                 r"hang report: DEADLOCK across the job's nodes", "PE %d ended by PE 0's verdict" % r)
+        doc = load_json(os.path.join(tmp, "h0.json"))
+        check(doc["verdict"] == "DEADLOCK", "JSON verdict %r" % doc["verdict"])
+        g = [g for g in doc["groups"] if g["pes"] == [0, 1, 2]]
+        check(g and g[0]["missing"] == [3], "JSON groups: %r" % doc["groups"])
+    check_clean(shm)
+
+
+def test_pe_side_nodes_blocked():
+    """Two emulated nodes, PE 1 (node 1) computes for 15 s while the others wait in a
+    barrier: node 2 (PEs 2,3) is blocked, node 1 is not, so there is no job verdict; node 2's
+    watch prints its node's BLOCKED report once, the job runs on and finishes (exit 0)."""
+    shm = set(glob.glob("/dev/shm/symmem-*"))
+    with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
+        outs, rcs = pe_side_nodes("stall", 15, tmp, lambda texts, procs: all(p.poll() is not None for p in procs))
+        check(rcs == [0] * 4, "exit codes %r, expected 0 each" % rcs)
+        reports = [len(re.findall(r"^\[pe \d+ \S+\] hang report \(", o, re.M)) for o in outs]
+        check(reports == [0, 0, 1, 0], "reports per PE %r, expected PE 2's only" % reports)
+        want(outs[2], r"^\[pe 2 \S+\] hang report \(no progress for 1.5 s\): BLOCKED — every PE seen here waits .*"
+             r"PEs 0,1 not visible here", "PE 2's report")
+        want(outs[2], r"^  scope: this node's PEs \(2 of 4\)", "PE 2's scope")
+        for r in range(4):
+            want(outs[r], r"hang_pe: PE %d done" % r, "PE %d finished" % r)
     check_clean(shm)
 
 
