@@ -3,6 +3,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -163,6 +164,15 @@ bool Dfx::wait_sleep(const WaitDesc& d) {
   w.nwords = d.nwords;
   w.addr = reinterpret_cast<uintptr_t>(d.addr);
   w.expect = d.expect;
+  w.vec_kind = d.vec_kind;
+  w.vec_count = d.vec_count;
+  w.vec_base = reinterpret_cast<uintptr_t>(d.vec_base);
+  w.vec_n = d.vec_n;
+  w.vec_shown = std::min<uint32_t>(d.vec_shown, kWaitWords);
+  for (uint32_t k = 0; k < w.vec_shown; ++k) {
+    w.vec_index[k] = d.vec_index[k];
+    w.vec_expect[k] = d.vec_expect[k];
+  }
   const CollEvent* c = t_coll_ev;
   w.team_lane = c ? c->lane : -1;
   w.team_seq = c ? c->team_seq : 0;

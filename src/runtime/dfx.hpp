@@ -106,6 +106,11 @@ struct WaitDesc {
   uint32_t width = 0, nwords = 1;
   const void* addr = nullptr;
   uint64_t expect = 0;
+  // A vector wait (WaitRecord::vec_*); vec_kind 0: a scalar wait.
+  uint32_t vec_kind = 0, vec_count = 0, vec_n = 0, vec_shown = 0;
+  const void* vec_base = nullptr;
+  uint32_t vec_index[kWaitWords] = {};
+  uint64_t vec_expect[kWaitWords] = {};
 };
 
 // One symmetric allocation, for naming addresses in reports.

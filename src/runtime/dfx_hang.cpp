@@ -85,6 +85,10 @@ struct Wait {
   int32_t lane = -1;
   uint32_t seq = 0;
   uint64_t since_ns = 0;
+  uint32_t vec_kind = 0, vec_count = 0, vec_n = 0, vec_shown = 0;
+  uint64_t vec_base = 0;
+  uint32_t vec_index[kWaitWords] = {};
+  uint64_t vec_expect[kWaitWords] = {};
 };
 
 struct Coll {
@@ -138,6 +142,18 @@ Snap take(const PeInfo& pi) {
   Snap s;
   proc_stat(pi.pid, &s.pstate, &s.cpu_s);
   const Page* p = pi.page;
+  if (!p && pi.summarized) {  // another node's PE, as its node's watch saw it
+    s.visible = true;
+    s.state = pi.r_state;
+    for (size_t l = 0; l < pi.r_lane_seq.size() && l < size_t(kTeamLanes); ++l) s.lane_seq[l] = pi.r_lane_seq[l];
+    if (s.state == State::kWaiting) {
+      s.waiting = true;
+      s.w.op = uint16_t(Op::kWait);
+      s.w.lane = pi.r_lane;
+      s.w.seq = pi.r_seq;
+    }
+    return s;
+  }
   if (!p || p->magic != kPageMagic || p->version != kPageVersion) return s;
   s.visible = true;
   s.state = State(p->state.load(std::memory_order_acquire));
@@ -149,6 +165,17 @@ Snap take(const PeInfo& pi) {
     if (read_stable(p->wait, &w) && w.op != uint16_t(Op::kNone)) {
       s.waiting = true;
       s.w = {w.op, w.call_id, w.owner, w.cmp, w.width, w.nwords, w.addr, w.expect, w.team_lane, w.team_seq, w.since_ns};
+      if (w.vec_kind >= 1 && w.vec_kind <= 3) {
+        s.w.vec_kind = w.vec_kind;
+        s.w.vec_count = w.vec_count;
+        s.w.vec_n = w.vec_n;
+        s.w.vec_shown = std::min<uint32_t>(w.vec_shown, kWaitWords);
+        s.w.vec_base = w.vec_base;
+        for (uint32_t k = 0; k < s.w.vec_shown; ++k) {
+          s.w.vec_index[k] = w.vec_index[k];
+          s.w.vec_expect[k] = w.vec_expect[k];
+        }
+      }
     }
   }
   s.coll_count = p->coll_count.load(std::memory_order_acquire);
@@ -259,14 +286,13 @@ bool overlaps(const Write& w, uint64_t lo, uint64_t hi) {
   return w.where < hi && lo < w.where + std::max<uint64_t>(w.bytes, 1);
 }
 
-// Whether a wait's condition holds for `v`; -1 when it depends on the type's signedness
-// (the page does not say) or on the words of a vector wait.
-int satisfied(const Wait& w, uint64_t v) {
-  if (w.cmp < 0) return int32_t(uint32_t(v) - uint32_t(w.expect)) >= 0;  // sync word
-  if (w.nwords != 1) return -1;
+// Whether a wait's condition holds for `v` against `expect`; -1 when it depends on the
+// type's signedness (the page does not say).
+int satisfied(const Wait& w, uint64_t v, uint64_t expect) {
+  if (w.cmp < 0) return int32_t(uint32_t(v) - uint32_t(expect)) >= 0;  // sync word
   const int bits = int(w.width) * 8;
   const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
-  const uint64_t a = v & mask, b = w.expect & mask;
+  const uint64_t a = v & mask, b = expect & mask;
   auto sx = [&](uint64_t x) { return bits >= 64 ? int64_t(x) : int64_t(x << (64 - bits)) >> (64 - bits); };
   auto test = [&](auto x, auto y) {
     switch (w.cmp) {
@@ -316,6 +342,14 @@ struct PeView {
   uint64_t value = 0;
   int sat = 0;  // waited word satisfied: 1, 0, -1 unknown
   std::string where;  // the waited word, named
+  // A vector wait: each shown element read live (have, value, satisfied 1/0/-1).
+  struct Elem {
+    bool have = false;
+    uint64_t value = 0;
+    int sat = -1;
+  };
+  std::vector<Elem> vec;
+  int vec_sat = 0;  // elements shown that are satisfied
 };
 
 // op_name lives in dfx.cpp, which symmem-run does not link; the page names calls itself
@@ -348,6 +382,14 @@ Doing doing(const PeInfo& pi, const Snap& s) {
     default: break;
   }
   d.kind = s.state == State::kWaiting ? "waiting" : "in call";
+  if (!pi.page && pi.summarized) {
+    d.call = pi.r_call;
+    d.lane = pi.r_lane;
+    d.seq = pi.r_seq;
+    d.key = d.lane >= 0 ? fmt("%s|%s|%d|%u", d.kind.c_str(), d.call.c_str(), d.lane, d.seq)
+                        : d.kind + "|" + d.call + "|" + pi.r_what;
+    return d;
+  }
   d.call = name_of(pi.page, s.waiting && s.w.call_id ? s.w.call_id : s.call_id);
   if (d.call.empty() && s.waiting) d.call = op_name_fallback(Op(s.w.op));
   if (s.waiting && s.w.lane >= 0) {
@@ -409,8 +451,11 @@ void writers_of(const Source& src, const std::vector<PeView>& v, int waiter, std
   const Wait& wt = v[size_t(waiter)].b.w;
   int owner = -1;
   uint64_t lo = 0;
-  if (!word_where(src, waiter, wt.addr, &owner, &lo)) return;
-  const uint64_t hi = lo + uint64_t(wt.width) * std::max<uint32_t>(wt.nwords, 1);
+  // A vector wait: any element of the vector.
+  const uint64_t base = wt.vec_kind ? wt.vec_base : wt.addr;
+  const uint32_t words = wt.vec_kind ? wt.vec_n : wt.nwords;
+  if (!word_where(src, waiter, base, &owner, &lo)) return;
+  const uint64_t hi = lo + uint64_t(wt.width) * std::max<uint32_t>(words, 1);
   // The allocation holding the word (owner's slots), for writes that went elsewhere in it.
   uint64_t alo = lo, ahi = hi;
   if (!(lo & kRaceStatic)) {
@@ -490,6 +535,57 @@ void writers_of(const Source& src, const std::vector<PeView>& v, int waiter, std
   *json += all ? "],\"writes_complete\":true" : "],\"writes_complete\":false";
 }
 
+const char* vec_kind_name(uint32_t k) { return k == 1 ? "all" : k == 2 ? "any" : k == 3 ? "some" : ""; }
+
+// A vector wait as a call: "wait_until_all('flags' (allocation #1, 64) +0, 4 words, == 1)".
+std::string vector_what(const Source& src, const PeView& p, int pe, const std::string& call) {
+  const Wait& w = p.b.w;
+  std::string t = call + "(" + describe(src, pe, w.owner, w.vec_base) + fmt(", %u words", w.vec_n);
+  if (w.vec_count != w.vec_n) t += fmt(" (%u taking part)", w.vec_count);
+  bool same = true;
+  for (uint32_t k = 1; k < w.vec_shown; ++k) same = same && w.vec_expect[k] == w.vec_expect[0];
+  t += fmt(", %s ", cmp_text(w.cmp));
+  t += same && w.vec_shown ? value_text(w.vec_expect[0], w.width) : std::string("per-element values");
+  return t + ")";
+}
+
+// "   1 of 4 satisfied (live), sleeps on [2]": what the vector holds now.
+std::string vector_summary(const PeView& p) {
+  const Wait& w = p.b.w;
+  std::string t = fmt("   %d of %u", p.vec_sat, w.vec_shown);
+  if (w.vec_shown < w.vec_count) t += fmt(" shown (%u taking part)", w.vec_count);
+  t += " satisfied (live)";
+  if (w.vec_kind == 1 && w.vec_n && w.addr >= w.vec_base && w.width)
+    t += fmt(", sleeps on [%" PRIu64 "]", (w.addr - w.vec_base) / w.width);
+  if (p.sat == 1) t += " — satisfied";
+  return t;
+}
+
+// One line per element shown: its word, the value expected, the value now.
+std::string vector_lines(const Source& src, const PeView& p, int pe) {
+  const Wait& w = p.b.w;
+  std::string t;
+  for (uint32_t k = 0; k < w.vec_shown && k < p.vec.size(); ++k) {
+    const PeView::Elem& e = p.vec[k];
+    const uint64_t a = w.vec_base + uint64_t(w.vec_index[k]) * w.width;
+    std::string l = std::string(16, ' ') + fmt("[%u] %s %s %s", w.vec_index[k], describe(src, pe, w.owner, a).c_str(),
+                                               cmp_text(w.cmp), value_text(w.vec_expect[k], w.width).c_str());
+    if (e.have) {
+      l += "   sees ";
+      l += value_text(e.value, w.width);
+    } else {
+      l += "   not readable here";
+    }
+    if (e.sat == 1) l += "   satisfied";
+    else if (e.sat < 0 && e.have) l += "   (satisfied depends on signedness)";
+    if (w.vec_kind == 1 && a == w.addr) l += "   <- sleeps on this one";
+    t += l + "\n";
+  }
+  if (w.vec_count > w.vec_shown)
+    t += std::string(16, ' ') + fmt("... and %u more taking part, not shown\n", w.vec_count - w.vec_shown);
+  return t;
+}
+
 // What a PE that has ended was doing then, from its page ("in barrier #3 on TEAM_WORLD").
 std::string state_at_end(const Page* page, const Snap& s) {
   if (!s.visible) return "";
@@ -557,7 +653,9 @@ Report build(const Source& src, const Options& opt) {
       // goes to sleep) is not progress; entering or leaving a call changes call_id or progress.
       p.moved = p.a.progress != p.b.progress || p.a.coll_count != p.b.coll_count || p.a.call_id != p.b.call_id;
     if (p.a.cpu_s >= 0 && p.b.cpu_s >= 0 && gap > 0) p.cpu_pct = 100.0 * (p.b.cpu_s - p.a.cpu_s) / gap;
-    if (p.b.waiting) {
+    if (p.b.waiting && !pi.page && pi.summarized) {
+      p.sat = pi.r_sat;
+    } else if (p.b.waiting) {
       p.wait_s = double(t1 - std::min(t1, p.b.w.since_ns)) * 1e-9;
       p.where = describe(src, int(i), p.b.w.owner, p.b.w.addr);
       uint64_t val = 0;
@@ -565,9 +663,30 @@ Report build(const Source& src, const Options& opt) {
           src.read(p.b.w.owner, int(i), p.b.w.addr, p.b.w.width, &val)) {
         p.have_value = true;
         p.value = val;
-        p.sat = satisfied(p.b.w, val);
+        p.sat = p.b.w.nwords == 1 ? satisfied(p.b.w, val, p.b.w.expect) : -1;
       } else {
         p.sat = -1;
+      }
+      const Wait& w = p.b.w;
+      if (w.vec_kind) {
+        bool unknown = false;
+        for (uint32_t k = 0; k < w.vec_shown; ++k) {
+          PeView::Elem e;
+          uint64_t ev = 0;
+          if (src.read && w.width >= 1 && w.width <= 8 &&
+              src.read(w.owner, int(i), w.vec_base + uint64_t(w.vec_index[k]) * w.width, w.width, &ev)) {
+            e.have = true;
+            e.value = ev;
+            e.sat = satisfied(w, ev, w.vec_expect[k]);
+          }
+          if (e.sat == 1) ++p.vec_sat;
+          if (e.sat < 0) unknown = true;
+          p.vec.push_back(e);
+        }
+        // all: the element slept on decides (set above); any, some: one satisfied element
+        // wakes it, and none of them is only sure when every element taking part was read.
+        if (w.vec_kind != 1)
+          p.sat = p.vec_sat > 0 ? 1 : (!unknown && w.vec_shown == w.vec_count && w.vec_shown > 0) ? 0 : -1;
       }
     }
     if (!p.live) continue;
@@ -700,20 +819,29 @@ Report build(const Source& src, const Options& opt) {
         if (!notvis.empty()) extra += "   not visible here: " + ranks_text(notvis);
       }
       if (d.kind != "waiting") extra = "   (in the call, not sleeping)" + extra;
+    } else if (p0.b.waiting && src.pes[size_t(g[0])].summarized && !src.pes[size_t(g[0])].page) {
+      what = src.pes[size_t(g[0])].r_what + "   (on its node)";
     } else if (p0.b.waiting) {
       const Wait& w = p0.b.w;
-      if (w.cmp >= 0)
+      if (w.vec_kind)
+        what = vector_what(src, p0, g[0], d.call);
+      else if (w.cmp >= 0)
         what = fmt("%s(%s, %s %s)", d.call.c_str(), p0.where.c_str(), cmp_text(w.cmp), value_text(w.expect, w.width).c_str());
       else
         what = fmt("%s on %s >= %s", d.call.c_str(), p0.where.c_str(), value_text(w.expect, w.width).c_str());
-      if (w.nwords > 1) what += fmt(" (%u words)", w.nwords);
-      if (p0.have_value) extra += fmt("   sees %s (live)", value_text(p0.value, w.width).c_str());
-      else extra += "   value not readable here";
-      if (p0.sat == 1) extra += " — satisfied";
+      if (w.vec_kind) {
+        extra += vector_summary(p0);
+        after += vector_lines(src, p0, g[0]);
+      } else {
+        if (w.nwords > 1) what += fmt(" (%u words)", w.nwords);
+        if (p0.have_value) extra += fmt("   sees %s (live)", value_text(p0.value, w.width).c_str());
+        else extra += "   value not readable here";
+        if (p0.sat == 1) extra += " — satisfied";
+      }
       std::string wtext, wjson;
       writers_of(src, v, g[0], &wtext, &wjson);
       if (!wtext.empty()) {
-        after = std::string(16, ' ');
+        after += std::string(16, ' ');
         after += wtext;
         after += "\n";
       }
@@ -749,6 +877,24 @@ Report build(const Source& src, const Options& opt) {
     }
     if (wait_s >= 0) extra += fmt("   waiting %.1f s", wait_s);
     t += line + what + extra + "\n" + after;
+    r.pe_lines.resize(n);
+    for (int pe : g) {
+      const PeView& q = v[size_t(pe)];
+      if (!q.b.visible || !src.pes[size_t(pe)].page) continue;
+      std::string l = fmt("%d\t%u\t", pe, unsigned(q.b.state));
+      l += q.d.call;
+      l += fmt("\t%d\t%u\t%d\t", q.d.lane, q.d.seq, q.sat);
+      for (int k = 0; k < kTeamLanes; ++k) {
+        if (k) l += ',';
+        l += std::to_string(q.b.lane_seq[k]);
+      }
+      l += '\t';
+      l += what;
+      l += extra;
+      for (char& c : l)
+        if (c == '\n') c = ' ';
+      r.pe_lines[size_t(pe)] = l;
+    }
     // RAS's outlier rule: a small group beside a larger one is worth its history.
     if (groups.size() > 1 && g.size() < largest && g.size() <= 10 && d.kind != "other node" && d.kind != "exited" &&
         d.kind != "killed")
@@ -846,6 +992,20 @@ Report build(const Source& src, const Options& opt) {
                w.width, w.nwords, value_text(w.expect, w.width).c_str(),
                p.have_value ? value_text(p.value, w.width).c_str() : "null",
                p.sat == 1 ? "true" : p.sat == 0 ? "false" : "null", p.wait_s);
+      if (w.vec_kind) {
+        std::string jv = fmt(",\"vector\":{\"kind\":\"%s\",\"addr\":\"0x%" PRIx64 "\",\"name\":%s,\"n\":%u,"
+                             "\"taking_part\":%u,\"satisfied\":%d,\"words\":[",
+                             vec_kind_name(w.vec_kind), w.vec_base,
+                             json_str(describe(src, int(i), w.owner, w.vec_base)).c_str(), w.vec_n, w.vec_count, p.vec_sat);
+        for (uint32_t k = 0; k < w.vec_shown && k < p.vec.size(); ++k) {
+          const PeView::Elem& e = p.vec[k];
+          jv += fmt("%s{\"index\":%u,\"expect\":%s,\"value\":%s,\"satisfied\":%s}", k ? "," : "", w.vec_index[k],
+                    value_text(w.vec_expect[k], w.width).c_str(), e.have ? value_text(e.value, w.width).c_str() : "null",
+                    e.sat == 1 ? "true" : e.sat == 0 ? "false" : "null");
+        }
+        jv += "]}";
+        j.insert(j.size() - 1, jv);
+      }
       std::string wtext, wjson;
       writers_of(src, v, int(i), &wtext, &wjson);
       j.insert(j.size() - 1, wjson);
@@ -908,6 +1068,36 @@ Report build(const Source& src, const Options& opt) {
   }
   r.text = t;
   return r;
+}
+
+bool parse_pe_line(const std::string& line, PeInfo* pi) {
+  std::vector<std::string> f;
+  size_t a = 0;
+  for (int i = 0; i < 7; ++i) {
+    const size_t e = line.find('\t', a);
+    if (e == std::string::npos) return false;
+    f.push_back(line.substr(a, e - a));
+    a = e + 1;
+  }
+  pi->r_what = line.substr(a);
+  pi->rank = std::atoi(f[0].c_str());
+  const unsigned st = unsigned(std::strtoul(f[1].c_str(), nullptr, 10));
+  if (st > unsigned(State::kFinalized)) return false;
+  pi->r_state = State(st);
+  pi->r_call = f[2];
+  pi->r_lane = std::atoi(f[3].c_str());
+  pi->r_seq = uint32_t(std::strtoul(f[4].c_str(), nullptr, 10));
+  pi->r_sat = std::atoi(f[5].c_str());
+  pi->r_lane_seq.clear();
+  size_t b = 0;
+  while (b <= f[6].size()) {
+    size_t e = f[6].find(',', b);
+    if (e == std::string::npos) e = f[6].size();
+    pi->r_lane_seq.push_back(uint32_t(std::strtoul(f[6].substr(b, e - b).c_str(), nullptr, 10)));
+    b = e + 1;
+  }
+  pi->summarized = true;
+  return true;
 }
 
 bool Monitor::look(Source& src, double hang_s) {

@@ -29,7 +29,20 @@ struct PeInfo {
   int code = 0;         // exit code (kExited) or signal (kKilled)
   double quiet_s = -1;  // how long a monitor has seen it unchanged; -1: unknown
   bool remote = false;  // on another node: never visible from here
+  // A PE on another node as its node's watch summed it up (Report::pe_lines, through the
+  // job's store): shown and judged as if seen, its words read there.
+  bool summarized = false;
+  State r_state = State::kInit;
+  std::string r_call;
+  int r_lane = -1;  // the collective it is in, or -1
+  uint32_t r_seq = 0;
+  std::vector<uint32_t> r_lane_seq;  // per lane, as Page::lane_seq
+  int r_sat = -1;       // its waited word satisfied: 1, 0, -1 unknown
+  std::string r_what;   // its line in its node's report ("wait_until(...)   sees 0 (live)")
 };
+
+// Fills `pi` from one line of another node's Report::pe_lines; false when malformed.
+bool parse_pe_line(const std::string& line, PeInfo* pi);
 
 struct Source {
   std::string job;          // job id: names the default JSON file
@@ -57,6 +70,8 @@ struct Report {
   std::string json;
   std::string json_path;  // where the JSON went ("" when not written)
   bool all_blocked = false;  // every live visible PE sleeps in a wait and nothing moved
+  // Per PE seen on its page, one line summing it up for another node (parse_pe_line).
+  std::vector<std::string> pe_lines;
 };
 
 // Takes the two looks (sleeping look_s in between) and writes the JSON file.

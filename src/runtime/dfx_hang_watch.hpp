@@ -3,9 +3,12 @@
 // its node's status pages a few times a second and, once every PE of the node has slept in
 // a wait with nothing moving for the deadline, prints the hang report (dfx_hang.hpp) for
 // its node and, when its node holds every PE of the job (verdict DEADLOCK), ends the job
-// with exit code 124. With PEs on other nodes it cannot see them: it prints the report
-// (verdict BLOCKED) once per standstill and lets the job run on. Under symmem-run the
-// launcher does all this for the whole job.
+// with exit code 124. Across nodes the watches agree through the job's store: a blocked
+// node publishes its summary (hang/node/<rank>: a signature of its pages and one line per
+// PE, Report::pe_lines); when every node has, and nothing moved over the look, PE 0 prints
+// the job's report with the other nodes' PEs from their summaries and ends the job (124).
+// A blocked node whose job goes on prints its own BLOCKED report once, a few seconds later.
+// Under symmem-run the launcher does all this for the whole job.
 #pragma once
 
 #include <condition_variable>

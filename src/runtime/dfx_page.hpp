@@ -14,7 +14,7 @@
 namespace symmem::dfx {
 
 inline constexpr uint64_t kPageMagic = 0x3170676678666473ull;  // "sdfxgpg1"
-inline constexpr uint32_t kPageVersion = 5;  // 2: allocation slots, layout; 3: race ring; 4: team ids, check claim; 5: write ring
+inline constexpr uint32_t kPageVersion = 6;  // 2: allocation slots, layout; 3: race ring; 4: team ids, check claim; 5: write ring; 6: vector waits
 inline constexpr int kTeamLanes = 65;       // team slots 0..63, lane 64: pSync active sets
 inline constexpr int kActiveSetLane = 64;
 inline constexpr int kCollRing = 64;        // recent collectives, all teams together
@@ -24,6 +24,7 @@ inline constexpr int kAllocSlots = 128;     // live allocations named on the pag
 inline constexpr int kAllocNameLen = 24;
 inline constexpr int kRaceRing = 256;     // recent remote accesses into this PE's memory (race check)
 inline constexpr int kWriteRing = 32;     // this PE's recent one-sided writes (hang reports)
+inline constexpr int kWaitWords = 8;      // words of a vector wait shown on the page
 
 // What a PE is doing now, as a reader sees it.
 enum class State : uint32_t {
@@ -63,6 +64,16 @@ struct WaitRecord {
   int32_t team_lane;  // collective being waited in, or -1
   uint32_t team_seq;
   uint64_t since_ns;  // CLOCK_MONOTONIC when the wait went to sleep
+  // A vector wait (wait_until_all / any / some and their _vector forms): the whole vector,
+  // of which the words above are the part slept on (all: the current element; any, some:
+  // the vector). The first kWaitWords elements taking part (status 0), with their values.
+  uint32_t vec_kind;   // 0 scalar, 1 all, 2 any, 3 some
+  uint32_t vec_count;  // elements taking part
+  uint64_t vec_base;   // address of element 0
+  uint32_t vec_n;      // elements of the vector
+  uint32_t vec_shown;  // of vec_count, recorded below
+  uint32_t vec_index[kWaitWords];
+  uint64_t vec_expect[kWaitWords];
 };
 
 // One collective as this PE called it.

@@ -184,6 +184,18 @@ void Liveness::check_word() {
   end(f);
 }
 
+bool Liveness::recorded(JobFailure* f) {
+  auto have = store_.check({p_.keys + "failing"});
+  if (!have.ok() || !(*have)[0]) return false;
+  auto r = store_.get(p_.keys + "failing", 0.5);
+  if (!r.ok()) return false;
+  JobFailure g = JobFailure::decode(*r);
+  if (g.pe == p_.rank) return false;
+  if (g.where.empty() && size_t(g.pe) < p_.where.size()) g.where = p_.where[size_t(g.pe)];
+  *f = g;
+  return true;
+}
+
 bool Liveness::grace(const JobFailure& f) {
   // symmem-run sees the failed PE end and stops the job within milliseconds, with its own
   // message; elsewhere a PE that reported an error or called global_exit is about to end,

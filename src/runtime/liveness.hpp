@@ -85,6 +85,9 @@ class Liveness {
   void raise(const JobFailure& f);
   // The waits' slow path: the node word, read by the thread that waits.
   void check_word();
+  // The failure another PE recorded in the store (the job's first), if any: a PE that then
+  // sees a peer's connection drop reports that failure, not the drop it caused.
+  bool recorded(JobFailure* f);
   // Ends this process for the record: one line, _exit(f.exit_code()). Only one thread
   // prints; another that gets here blocks until the process is gone.
   [[noreturn]] void end(const JobFailure& f);

@@ -328,8 +328,9 @@ inline T load(const T* p) {
 // Blocks until done() holds: spin, yield, then sleep on `owner`'s user_wake generation
 // (Impl::wait_adaptive; the spin budget is shared with the syncs' waits).
 // `call`, `ivars` (n of them), `cmp` and `x` describe the wait on the status page.
-template <class T, class Done>
-inline void wait_for(Impl& r, int owner, Done done, const char* call, const T* ivars, size_t n, int cmp, T x) {
+// `vec` adds what a vector wait waits for (WaitDesc::vec_*), at sleep only.
+template <class T, class Done, class Vec>
+inline void wait_for(Impl& r, int owner, Done done, const char* call, const T* ivars, size_t n, int cmp, T x, Vec vec) {
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kWait, call, ivars, n * sizeof(T), owner);
   WaitWord& w = r.meta(owner)->user_wake;
   r.wait_adaptive(
@@ -348,7 +349,13 @@ inline void wait_for(Impl& r, int owner, Done done, const char* call, const T* i
         d.nwords = uint32_t(n);
         d.addr = ivars;
         d.expect = to_bits(x);
+        vec(d);
       });
+}
+
+template <class T, class Done>
+inline void wait_for(Impl& r, int owner, Done done, const char* call, const T* ivars, size_t n, int cmp, T x) {
+  wait_for(r, owner, done, call, ivars, n, cmp, x, [](dfx::WaitDesc&) {});
 }
 
 template <class T>
@@ -369,6 +376,32 @@ inline bool test(Impl& r, const char* call, T* ivar, int cmp, T x) {
 // The vector forms. `xs(i)` is the comparison value of element i; status[i] != 0 leaves
 // element i out.
 inline bool included(const int* status, size_t i) { return !status || status[i] == 0; }
+
+// The page's view of a vector wait: the first elements taking part, with their values.
+template <class T, class Xs>
+inline void describe_vector(dfx::WaitDesc& d, uint32_t kind, const T* ivars, size_t n, const int* status, Xs xs) {
+  d.vec_kind = kind;
+  d.vec_base = ivars;
+  d.vec_n = uint32_t(n);
+  d.vec_count = 0;
+  d.vec_shown = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!included(status, i)) continue;
+    if (d.vec_shown < uint32_t(dfx::kWaitWords)) {
+      d.vec_index[d.vec_shown] = uint32_t(i);
+      d.vec_expect[d.vec_shown] = to_bits(T(xs(i)));
+      ++d.vec_shown;
+    }
+    ++d.vec_count;
+  }
+}
+
+// First element taking part (its value stands for the vector on the page).
+inline size_t first_included(const int* status, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (included(status, i)) return i;
+  return 0;
+}
 
 template <class T, class Xs>
 inline bool test_all(Impl& r, const char* call, T* ivars, size_t n, const int* status, int cmp, Xs xs) {
@@ -420,7 +453,8 @@ inline void wait_until_all(Impl& r, const char* call, T* ivars, size_t n, const 
   // that has satisfied the condition is not looked at again.
   for (size_t i = 0; i < n; ++i)
     if (included(status, i))
-      wait_for(r, r.rank_, [&] { return compare(load(ivars + i), cmp, xs(i)); }, call, ivars + i, 1, cmp, T(xs(i)));
+      wait_for(r, r.rank_, [&] { return compare(load(ivars + i), cmp, xs(i)); }, call, ivars + i, 1, cmp, T(xs(i)),
+               [&](dfx::WaitDesc& d) { describe_vector(d, 1, ivars, n, status, xs); });
 }
 
 template <class T, class Xs>
@@ -429,7 +463,8 @@ inline size_t wait_until_any(Impl& r, const char* call, T* ivars, size_t n, cons
   if (!any_included(status, n)) return SIZE_MAX;
   size_t found = SIZE_MAX;
   wait_for(r, r.rank_, [&] { return (found = test_any(r, call, ivars, n, status, cmp, xs)) != SIZE_MAX; }, call, ivars,
-           n, cmp, T(xs(0)));
+           n, cmp, T(xs(first_included(status, n))),
+           [&](dfx::WaitDesc& d) { describe_vector(d, 2, ivars, n, status, xs); });
   return found;
 }
 
@@ -440,7 +475,8 @@ inline size_t wait_until_some(Impl& r, const char* call, T* ivars, size_t n, siz
   if (!any_included(status, n)) return 0;
   size_t m = 0;
   wait_for(r, r.rank_, [&] { return (m = test_some(r, call, ivars, n, indices, status, cmp, xs)) != 0; }, call, ivars,
-           n, cmp, T(xs(0)));
+           n, cmp, T(xs(first_included(status, n))),
+           [&](dfx::WaitDesc& d) { describe_vector(d, 3, ivars, n, status, xs); });
   return m;
 }
 

@@ -100,6 +100,9 @@ void Runtime::Impl::net_failure(int peer, const std::string& msg) {
     log_pe(LogLevel::kError, rank_, "%s", msg.c_str());
     end_job(JobFailure::Kind::kError, 1, msg);
   }
+  // The job was already failing (a PE ended it, a hang report): that peer's endpoint went
+  // down because of it.
+  if (JobFailure first; live_ && live_->recorded(&first)) live_->end(first);
   JobFailure f;
   f.pe = peer;
   f.kind = JobFailure::Kind::kUnreachable;

@@ -451,6 +451,8 @@ void Runtime::Impl::end_job(JobFailure::Kind kind, int status, const std::string
     f.reason = reason;
     live_->raise(f);
   }
+  if (hosted_store_)  // the store sends the record from its thread: let the others hear it
+    for (int t = 0; t < 100 && hosted_store_->connections() > 2; ++t) usleep(10000);
   _exit(status);
 }
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Hang reports (issue 15 item 3), checked on their content.
 
-    hang_tests.py --pe PATH --symmem-run PATH CASE
+    hang_tests.py --pe PATH --vec PATH --symmem-run PATH CASE
 
 Every function test_* is one CTest case (tests/dfx/CMakeLists.txt). Each starts hang_pe
-(hang_pe.cpp) in one of its modes under symmem-run (or by hand, with the environment
+(hang_pe.cpp) or hang_vec (hang_vec.c, the vector waits) in one of its modes under symmem-run (or by hand, with the environment
 torchrun gives its workers, for the PEs' own deadline), checks the exit code, the text
 report on stderr and the JSON twin (parsed here), and that no process and nothing in
 /dev/shm is left. Standard library only.
@@ -226,6 +226,59 @@ def test_nbi_in_flight():
     check([(x["pe"], x["pending"]) for x in w["writers"]] == [(0, 1)], "JSON writers: %r" % w)
 
 
+def vector_report(mode, opts=()):
+    shm = set(glob.glob("/dev/shm/symmem-*"))
+    with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
+        path = os.path.join(tmp, "h.json")
+        rc, out, err = run(launcher("-n", "4", "--hang-timeout", "2", *opts, "--timeout", "50", ARGS.vec, mode),
+                           base_env(SYMMEM_HANG_FILE=path))
+        check(rc == 124, "exit code %d, expected 124" % rc)
+        want(err, r"^symmem-run: hang report \(no progress for 2 s\): DEADLOCK", "verdict")
+        doc = load_json(path)
+    check_clean(shm)
+    return err, doc
+
+
+def test_vector_all():
+    """PE 3 waits in shmem_int_wait_until_all_vector on 6 words (element 4 left out by its
+    status), element i expecting i+1; PE 0 set elements 0 and 2: the report shows each word
+    taking part with its expected and live value, which are satisfied, and the one it sleeps
+    on; PE 0 is their candidate writer (SYMMEM_CHECK=1 records writes on the node)."""
+    err, doc = vector_report("all", ("-x", "SYMMEM_CHECK=1"))
+    want(err, r"^  PE 3 +shmem_int_wait_until_all_vector\('vflags' \(allocation #\d+, 40B?\) \+0, 6 words \(5 taking "
+         r"part\), == per-element values\) +2 of 5 satisfied \(live\), sleeps on \[1\]", "the wait")
+    for i, exp, val, tail in ((0, 1, 1, "   satisfied"), (1, 2, 0, "   <- sleeps on this one"), (2, 3, 3, "   satisfied"),
+                              (3, 4, 0, ""), (5, 6, 0, "")):
+        want(err, r"^ {16}\[%d\] 'vflags' \(allocation #\d+, 40B?\) \+%d == %d   sees %d%s$"
+             % (i, 4 * i, exp, val, re.escape(tail)), "element %d" % i)
+    check("[4] 'vflags'" not in err, "element 4 (status 1) shown:\n" + err)
+    want(err, r"^ {16}candidate writers: PE 0 \(\S*atomic_set\S*, 2 of its last \d+ writes\)$", "PE 0 named")
+    w = doc["pes"][3]["wait"]
+    vec = w.get("vector")
+    check(vec and vec["kind"] == "all" and vec["n"] == 6 and vec["taking_part"] == 5 and vec["satisfied"] == 2,
+          "JSON vector: %r" % vec)
+    check([(x["index"], x["expect"], x["value"], x["satisfied"]) for x in vec["words"]] ==
+          [(0, 1, 1, True), (1, 2, 0, False), (2, 3, 3, True), (3, 4, 0, False), (5, 6, 0, False)],
+          "JSON words: %r" % vec["words"])
+    # The word slept on is element 1: not satisfied, so the job cannot move on its own.
+    check(w["expect"] == 2 and w["value"] == 0 and w["satisfied"] is False and w["name"].endswith("+4"),
+          "JSON wait: %r" % w)
+
+
+def test_vector_any():
+    """PE 3 waits in shmem_int_wait_until_any on 10 words == 7 that nobody writes: the first 8
+    are shown with their live values and the rest counted."""
+    err, doc = vector_report("any")
+    want(err, r"^  PE 3 +shmem_int_wait_until_any\('vflags' \(allocation #\d+, 40B?\) \+0, 10 words, == 7\) +"
+         r"0 of 8 shown \(10 taking part\) satisfied \(live\)", "the wait")
+    for i in range(8):
+        want(err, r"^ {16}\[%d\] 'vflags' \(allocation #\d+, 40B?\) \+%d == 7   sees 0$" % (i, 4 * i), "element %d" % i)
+    want(err, r"^ {16}\.\.\. and 2 more taking part, not shown$", "the rest counted")
+    vec = doc["pes"][3]["wait"]["vector"]
+    check(vec["kind"] == "any" and vec["n"] == 10 and vec["taking_part"] == 10 and len(vec["words"]) == 8
+          and all(x["value"] == 0 and x["satisfied"] is False for x in vec["words"]), "JSON vector: %r" % vec)
+
+
 def test_stacks():
     """--hang-stacks: gdb's stack of every PE, PEs with the same stack together."""
     if not os.access("/usr/bin/gdb", os.X_OK):
@@ -388,58 +441,89 @@ def test_pe_side():
     check_clean(shm)
 
 
-def test_pe_side_nodes():
-    """The PEs' own watch across two (emulated) nodes, over UCX on loopback: each node's
-    lowest PE reports its node as BLOCKED (the other node is not visible to it) and leaves
-    the job running; the test then ends it."""
-    shm = set(glob.glob("/dev/shm/symmem-*"))
+def pe_side_nodes(mode, secs, tmp, until):
+    """hang_pe MODE on 4 PEs started by hand (torchrun's environment) as two emulated nodes
+    (PEs 0,1 and 2,3), over UCX on loopback, with SYMMEM_HANG_TIMEOUT=1.5: runs until
+    until(texts, procs) holds (or TIMEOUT), then kills what is left; each PE's output and
+    exit code (None: killed here)."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
+    run_id, secret = "hang-" + secrets.token_hex(4), secrets.token_hex(32)
+    procs, logs, rcs = [], [], [None] * 4
+    def text(r):
+        with open(logs[r]) as f:
+            return f.read()
+    try:
+        for r in range(4):
+            env = base_env(RANK=r, LOCAL_RANK=r % 2, WORLD_SIZE=4, LOCAL_WORLD_SIZE=2, MASTER_ADDR="127.0.0.1",
+                           MASTER_PORT=port - 1, TORCHELASTIC_RUN_ID=run_id, SYMMEM_STORE_SECRET=secret,
+                           SYMMEM_NODE_ID="emu%d" % (r // 2), UCX_TLS="tcp", UCX_NET_DEVICES="lo",
+                           SYMMEM_HANG_TIMEOUT=1.5, SYMMEM_HANG_FILE=os.path.join(tmp, "h%d.json" % r))
+            logs.append(os.path.join(tmp, "pe%d.log" % r))
+            with open(logs[-1], "w") as log:
+                procs.append(subprocess.Popen([ARGS.pe, mode, str(secs)], env=env, stdout=log,
+                                              stderr=subprocess.STDOUT, start_new_session=True))
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline and not until([text(r) for r in range(4)], procs):
+            time.sleep(0.2)
+        for r, p in enumerate(procs):
+            rcs[r] = p.poll()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    outs = [text(r) for r in range(4)]
+    for r, o in enumerate(outs):
+        print("---- PE %d (exit %s)\n%s" % (r, rcs[r], o), end="")
+    return outs, rcs
+
+
+def test_pe_side_nodes():
+    """The PEs' own watch across two (emulated) nodes: PE 3 (node 2) skips a barrier. Each
+    node's lowest PE publishes its node's summary in the job's store; PE 0 sees every node
+    blocked with nothing moving, reports DEADLOCK for the job, naming PE 3 on the other node
+    as missing and its wait as seen there, and the job ends with 124 on every PE."""
+    shm = set(glob.glob("/dev/shm/symmem-*"))
     with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
-        run_id, secret = "hang-" + secrets.token_hex(4), secrets.token_hex(32)
-        procs, logs = [], []
-        try:
-            for r in range(4):
-                env = base_env(RANK=r, LOCAL_RANK=r % 2, WORLD_SIZE=4, LOCAL_WORLD_SIZE=2, MASTER_ADDR="127.0.0.1",
-                               MASTER_PORT=port - 1, TORCHELASTIC_RUN_ID=run_id, SYMMEM_STORE_SECRET=secret,
-                               SYMMEM_NODE_ID="emu%d" % (r // 2), UCX_TLS="tcp", UCX_NET_DEVICES="lo",
-                               SYMMEM_HANG_TIMEOUT=1.5, SYMMEM_HANG_FILE=os.path.join(tmp, "h%d.json" % r))
-                logs.append(os.path.join(tmp, "pe%d.log" % r))
-                with open(logs[-1], "w") as log:
-                    procs.append(subprocess.Popen([ARGS.pe, "skip"], env=env, stdout=log, stderr=subprocess.STDOUT,
-                                                  start_new_session=True))
-            def text(r):
-                with open(logs[r]) as f:
-                    return f.read()
-            deadline = time.time() + 40
-            while time.time() < deadline and not all("hang report" in text(r) for r in (0, 2)):
-                check(all(p.poll() is None for p in procs), "a PE ended:\n" + "".join(text(r) for r in range(4)))
-                time.sleep(0.2)
-            time.sleep(0.5)
-            check(all(p.poll() is None for p in procs), "the job ended after a BLOCKED report")
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-        outs = [text(r) for r in range(4)]
-        for r, o in enumerate(outs):
-            print("---- PE %d\n%s" % (r, o), end="")
-        for leader, mates, other in ((0, "0,1", "2,3"), (2, "2,3", "0,1")):
-            want(outs[leader], r"^\[pe %d \S+\] hang report \(no progress for 1.5 s\): BLOCKED — every PE seen here "
-                 r"waits .*PEs %s not visible here" % (leader, other), "PE %d's report" % leader)
-            want(outs[leader], r"^  scope: this node's PEs \(2 of 4\)", "PE %d's scope" % leader)
-            check(outs[leader].count("hang report") == 1, "PE %d reported twice" % leader)
-        want(outs[0], r"^  PEs 0,1 +barrier #\d+ on TEAM_WORLD +not visible here: PEs 2,3", "node 0's barrier")
-        want(outs[2], r"^  PE 2 +barrier #\d+ on TEAM_WORLD +missing: PE 3 \(PE 3 waiting wait_until, last #\d+ "
-             r"there\) +not visible here: PEs 0,1", "node 1's barrier")
-        want(outs[2], r"^  PE 3 +wait_until\('flags' \(allocation #\d+, 64B?\) \+12, == 1\) +sees 0 \(live\)",
-             "PE 3's wait, seen on its node")
-        for r in (1, 3):
-            check("hang report" not in outs[r], "PE %d reported too" % r)
-    # killed with SIGKILL: their objects were unlinked at init, so nothing is left anyway
+        outs, rcs = pe_side_nodes("skip", 30, tmp, lambda texts, procs: all(p.poll() is not None for p in procs))
+        check(rcs == [124] * 4, "exit codes %r, expected 124 each" % rcs)
+        want(outs[0], r"^\[pe 0 \S+\] hang report \(no progress for 1.5 s\): DEADLOCK — every live PE waits in the "
+             r"library.*; the other nodes' PEs as their node's watch saw them \(the job's store\)$", "the job's verdict")
+        want(outs[0], r"^  PEs 0-2 +barrier #\d+ on TEAM_WORLD +missing: PE 3 \(PE 3 waiting wait_until, last #\d+ "
+             r"there\)", "the barrier group, PE 3 named from the other node")
+        want(outs[0], r"^  PE 3 +wait_until\('flags' \(allocation #\d+, 64B?\) \+12, == 1\) +sees 0 \(live\) .*"
+             r"\(on its node\)$", "PE 3's wait, read on its node")
+        reports = [len(re.findall(r"^\[pe \d+ \S+\] hang report \(", o, re.M)) for o in outs]
+        check(reports == [1, 0, 0, 0], "reports per PE %r, expected PE 0's only" % reports)
+        check("scope:" not in outs[0], "the job's report has a node scope:\n" + outs[0])
+        for r in (1, 2, 3):
+            want(outs[r], r"ending this PE: the job is failing: PE 0 \S+ stopped with an error \(exit code 124\): "
+                 r"hang report: DEADLOCK across the job's nodes", "PE %d ended by PE 0's verdict" % r)
+        doc = load_json(os.path.join(tmp, "h0.json"))
+        check(doc["verdict"] == "DEADLOCK", "JSON verdict %r" % doc["verdict"])
+        g = [g for g in doc["groups"] if g["pes"] == [0, 1, 2]]
+        check(g and g[0]["missing"] == [3], "JSON groups: %r" % doc["groups"])
+    check_clean(shm)
+
+
+def test_pe_side_nodes_blocked():
+    """Two emulated nodes, PE 1 (node 1) computes for 15 s while the others wait in a
+    barrier: node 2 (PEs 2,3) is blocked, node 1 is not, so there is no job verdict; node 2's
+    watch prints its node's BLOCKED report once, the job runs on and finishes (exit 0)."""
+    shm = set(glob.glob("/dev/shm/symmem-*"))
+    with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
+        outs, rcs = pe_side_nodes("stall", 15, tmp, lambda texts, procs: all(p.poll() is not None for p in procs))
+        check(rcs == [0] * 4, "exit codes %r, expected 0 each" % rcs)
+        reports = [len(re.findall(r"^\[pe \d+ \S+\] hang report \(", o, re.M)) for o in outs]
+        check(reports == [0, 0, 1, 0], "reports per PE %r, expected PE 2's only" % reports)
+        want(outs[2], r"^\[pe 2 \S+\] hang report \(no progress for 1.5 s\): BLOCKED — every PE seen here waits .*"
+             r"PEs 0,1 not visible here", "PE 2's report")
+        want(outs[2], r"^  scope: this node's PEs \(2 of 4\)", "PE 2's scope")
+        for r in range(4):
+            want(outs[r], r"hang_pe: PE %d done" % r, "PE %d finished" % r)
     check_clean(shm)
 
 
@@ -447,6 +531,7 @@ def main():
     global ARGS
     ap = argparse.ArgumentParser()
     ap.add_argument("--pe", required=True)
+    ap.add_argument("--vec", required=True)
     ap.add_argument("--symmem-run", required=True)
     ap.add_argument("case")
     ARGS = ap.parse_args()
