@@ -288,7 +288,7 @@ def test_stacks():
     want(err, r"^  stack of PEs 0-2: (\S+ > )*main > .*barrier", "the barrier's stack")
     # Runtime::wait_until in a build with line tables; Release inlines it into Runtime::wait_
     want(err, r"^  stack of PE 3: (\S+ > )*main > .*Runtime::wait_", "the wait's stack")
-    check(any("wait_until" in f for f in doc["pes"][3]["stack"]), "JSON stack: %r" % doc["pes"][3].get("stack"))
+    check(any("Runtime::wait_" in f for f in doc["pes"][3]["stack"]), "JSON stack: %r" % doc["pes"][3].get("stack"))
 
 
 def test_pe_killed():

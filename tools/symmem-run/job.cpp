@@ -659,7 +659,7 @@ std::vector<std::string> Job::pe_stacks() {
     runs[i].pid = c;
     runs[i].fd = p[0];
   }
-  const auto deadline = after(20.0);
+  const auto deadline = after(40.0);  // gdb reads the debug info first: seconds on a loaded machine
   for (;;) {
     std::vector<pollfd> fds;
     std::vector<size_t> who;
