@@ -12,6 +12,8 @@ A driver does:
 import glob
 import os
 import random
+import secrets
+import signal
 import socket
 import subprocess
 import time
@@ -59,6 +61,74 @@ def held_shm_objects():
     return held
 
 
+# The variables launchers give their processes: a job a driver starts sees only its own.
+LAUNCHER_PREFIXES = ("SYMMEM_", "OMPI_", "PMI", "SLURM_", "PMIX_")
+LAUNCHER_VARS = ("RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK",
+                 "TORCHELASTIC_RUN_ID")
+
+
+class Tag:
+    """A variable in the environment of every process a driver starts (`env`), which finds
+    the ones left behind after a case, wherever they were reparented."""
+
+    def __init__(self, var):
+        self.var = var
+        self.value = var.lower() + "-" + secrets.token_hex(6)
+
+    def env(self, strip=(), **extra):
+        """This process's environment without symmem's, the launchers' and the `strip`
+        prefixes' variables, plus warn-level logs, a 64 MiB heap, the tag and `extra`."""
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(LAUNCHER_PREFIXES + tuple(strip)) and k not in LAUNCHER_VARS}
+        env["SYMMEM_LOG_LEVEL"] = "warn"
+        env["SHMEM_SYMMETRIC_SIZE"] = "64M"
+        env[self.var] = self.value
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def pids(self):
+        mark = ("%s=%s" % (self.var, self.value)).encode()
+        left = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or int(pid) == os.getpid():
+                continue
+            try:
+                with open("/proc/%s/environ" % pid, "rb") as f:
+                    if mark in f.read():
+                        left.append(int(pid))
+            except OSError:
+                pass
+        return left
+
+    def kill(self):
+        for pid in self.pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def check_gone(self, what, wait=5):
+        """Fails if a tagged process outlives `wait` seconds (killed then, not left)."""
+        deadline = time.monotonic() + wait
+        while self.pids() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = self.pids()
+        self.kill()
+        check(not left, "%s: processes left behind: %s" % (what, left))
+
+
+def check_no_shm_left(before, what, wait=3):
+    """Fails if a /dev/shm object of ours that was not there `before` outlives `wait`
+    seconds with no process holding it (cases beside this one hold their own)."""
+    deadline = time.monotonic() + wait
+    while True:
+        left = shm_objects() - before - held_shm_objects()
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    check(not left, "%s: left in /dev/shm: %s" % (what, sorted(left)))
+
+
 def run_case(cases, parser, shm_check=False, cleanup=None):
     """Parses the command line (`parser` with its options; the positional `case` is added
     here), stores it as cases["ARGS"], runs cases["test_" + case] and returns the exit
@@ -85,14 +155,10 @@ def run_case(cases, parser, shm_check=False, cleanup=None):
         if cleanup:
             cleanup()
     if shm_check:
-        deadline = time.monotonic() + 3
-        while True:
-            left = shm_objects() - before - held_shm_objects()
-            if not left or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
-        if left:
-            print("FAILED: left in /dev/shm: %s" % sorted(left))
+        try:
+            check_no_shm_left(before, "the case")
+        except Failure as e:
+            print("FAILED: %s" % e)
             return 1
     print("ok")
     return 0

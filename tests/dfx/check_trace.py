@@ -122,10 +122,10 @@ def validate(doc, npes, killed):
         last_bar = max(e["ts"] for e in xs if e["pid"] == npes - 1 and e["cat"] == "barrier")
         if not all(p["ts"] > last_bar for p in puts):
             fail("killed PE's puts are not after its last barrier")
-    # Round 3's waits slept (the sender was sleeping): sleep slices inside waits.
+    # Round 3's wait on PE 1 slept (PE 0 slept before sending): a sleep slice inside it.
     sleeps = [e for e in xs if e["name"] == "sleep"]
     if npes > 1 and not sleeps:
-        fail("no sleep slice (round 3's waits should sleep)")
+        fail("no sleep slice (PE 1's wait in round 3 should sleep)")
     # put_signal -> wait: every wait has one arrow, from its left neighbour's put_signal.
     sig_flows = 0
     for s, f in pairs:
@@ -195,7 +195,7 @@ def main():
         npes, killed = 1, False
     else:
         npes, killed = 4, case == "kill"
-        # Few yields before a wait sleeps, so round 3's waits sleep even on a loaded machine.
+        # Few yields before a wait sleeps, so PE 1's wait in round 3 sleeps even on a loaded machine.
         cmd = [run, "-n", str(npes), "--timeout", "90", "-x", "SYMMEM_TRACE=%s,size=2M" % out,
                "-x", "SYMMEM_WAIT_YIELD=2", prog, case]
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=150)

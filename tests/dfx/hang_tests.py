@@ -10,7 +10,6 @@ report on stderr and the JSON twin (parsed here), and that no process and nothin
 /dev/shm is left. Standard library only.
 """
 import argparse
-import glob
 import json
 import os
 import re
@@ -24,78 +23,19 @@ import time
 
 ARGS = None
 TIMEOUT = 60  # a job that has not ended by then hangs: a failure
-TOKEN = "hang-" + secrets.token_hex(6)  # in every PE's environment: finds leftovers
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from driver import Failure, Tag, check, check_no_shm_left, run_case, shm_objects  # noqa: E402
 
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
+TAG = Tag("HANG_TOKEN")  # in every PE's environment: finds leftovers
 
 
 def base_env(**extra):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SYMMEM_", "OMPI_", "PMI", "SLURM_", "PMIX_", "HANG_"))
-           and k not in ("RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-                         "LOCAL_RANK", "TORCHELASTIC_RUN_ID")}
-    env["SYMMEM_LOG_LEVEL"] = "warn"
-    env["SHMEM_SYMMETRIC_SIZE"] = "64M"
-    env["HANG_TOKEN"] = TOKEN
-    env.update({k: str(v) for k, v in extra.items()})
-    return env
-
-
-def leftover_pes():
-    left = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            with open("/proc/%s/environ" % pid, "rb") as f:
-                if ("HANG_TOKEN=" + TOKEN).encode() in f.read():
-                    left.append(int(pid))
-        except OSError:
-            pass
-    return left
+    return TAG.env(strip=("HANG_",), **extra)
 
 
 def check_clean(shm_before):
-    deadline = time.time() + 5
-    while leftover_pes() and time.time() < deadline:
-        time.sleep(0.1)
-    left = leftover_pes()
-    for pid in left:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    check(not left, "processes left behind: %s" % left)
-    # Objects of jobs that other tests run meanwhile (ctest -j) exist while their PEs are in
-    # init: a leftover is one that no living process has open or mapped.
-    new = set(glob.glob("/dev/shm/symmem-*")) - shm_before
-    if new:
-        time.sleep(1)
-        new = {n for n in new if os.path.exists(n) and not in_use(n)}
-    check(not new, "left in /dev/shm: %s" % sorted(new))
-
-
-def in_use(path):
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open("/proc/%s/maps" % pid) as f:
-                if path in f.read():
-                    return True
-            for fd in os.listdir("/proc/%s/fd" % pid):
-                if os.readlink("/proc/%s/fd/%s" % (pid, fd)) == path:
-                    return True
-        except OSError:
-            pass
-    return False
+    TAG.check_gone("the job")
+    check_no_shm_left(shm_before, "the job")
 
 
 def run(args, env, timeout=TIMEOUT):
@@ -131,7 +71,7 @@ def launcher(*opts):
 # ---------------------------------------------------------------------------- the cases
 
 def deadlock(opts, env, secs):
-    shm = set(glob.glob("/dev/shm/symmem-*"))
+    shm = shm_objects()
     with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
         path = os.path.join(tmp, "h.json")
         rc, out, err = run(launcher("-n", "4", *opts, "--timeout", "50", ARGS.pe, "skip"),
@@ -176,7 +116,7 @@ def test_deadlock_env():
 def skip_variant(mode, opts=(), env=None, n=4):
     """hang_pe MODE (a variant of skip: PE n-1 waits on 'flags'+12 for 1) under
     --hang-timeout 2: the report's text and JSON."""
-    shm = set(glob.glob("/dev/shm/symmem-*"))
+    shm = shm_objects()
     with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
         path = os.path.join(tmp, "h.json")
         rc, out, err = run(launcher("-n", str(n), "--hang-timeout", "2", *opts, "--timeout", "50", ARGS.pe, mode),
@@ -227,7 +167,7 @@ def test_nbi_in_flight():
 
 
 def vector_report(mode, opts=()):
-    shm = set(glob.glob("/dev/shm/symmem-*"))
+    shm = shm_objects()
     with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
         path = os.path.join(tmp, "h.json")
         rc, out, err = run(launcher("-n", "4", "--hang-timeout", "2", *opts, "--timeout", "50", ARGS.vec, mode),
@@ -295,7 +235,7 @@ def test_pe_killed():
     """PE 2 kills itself (SIGKILL) while the others wait in a barrier (SYMMEM_CHECK=1, so its
     writes are recorded): an exit report with what PE 2 was doing and its last collectives
     and writes (from its page, which symmem-run keeps mapped), then the job ends with 128+9."""
-    shm = set(glob.glob("/dev/shm/symmem-*"))
+    shm = shm_objects()
     with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
         path = os.path.join(tmp, "h.json")
         rc, out, err = run(launcher("-n", "4", "--timeout", "50", "-x", "SYMMEM_CHECK=1", ARGS.pe, "die"),
@@ -317,7 +257,7 @@ def test_pe_killed():
 def test_wait_timeout():
     """Every PE waits on its own 'flags'+8 for 5: on symmem-run --timeout the report comes
     before the kill, with each word's live value."""
-    shm = set(glob.glob("/dev/shm/symmem-*"))
+    shm = shm_objects()
     with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
         path = os.path.join(tmp, "h.json")
         rc, out, err = run(launcher("-n", "3", "--timeout", "4", ARGS.pe, "wait"), base_env(SYMMEM_HANG_FILE=path))
@@ -334,7 +274,7 @@ def test_wait_timeout():
 
 def test_stall():
     """PE 1 computes while the others wait in a barrier: STALL, naming PE 1 in user code."""
-    shm = set(glob.glob("/dev/shm/symmem-*"))
+    shm = shm_objects()
     with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
         path = os.path.join(tmp, "h.json")
         rc, out, err = run(launcher("-n", "4", "--timeout", "5", ARGS.pe, "stall", "60"),
@@ -355,7 +295,7 @@ def test_stall():
 def test_live_report():
     """SIGUSR1 to symmem-run and symmem-run --status PID print live reports while the job
     runs on; then the job ends normally (exit 0)."""
-    shm = set(glob.glob("/dev/shm/symmem-*"))
+    shm = shm_objects()
     with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
         ready, go = os.path.join(tmp, "ready"), os.path.join(tmp, "go")
         path = os.path.join(tmp, "h.json")
@@ -402,7 +342,7 @@ def test_live_report():
 def test_pe_side():
     """No symmem-run: 4 PEs started by hand with torchrun's environment and
     SYMMEM_HANG_TIMEOUT; the lowest PE of the node reports and ends the job (124)."""
-    shm = set(glob.glob("/dev/shm/symmem-*"))
+    shm = shm_objects()
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
@@ -486,7 +426,7 @@ def test_pe_side_nodes():
     node's lowest PE publishes its node's summary in the job's store; PE 0 sees every node
     blocked with nothing moving, reports DEADLOCK for the job, naming PE 3 on the other node
     as missing and its wait as seen there, and the job ends with 124 on every PE."""
-    shm = set(glob.glob("/dev/shm/symmem-*"))
+    shm = shm_objects()
     with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
         outs, rcs = pe_side_nodes("skip", 30, tmp, lambda texts, procs: all(p.poll() is not None for p in procs))
         check(rcs == [124] * 4, "exit codes %r, expected 124 each" % rcs)
@@ -513,7 +453,7 @@ def test_pe_side_nodes_blocked():
     """Two emulated nodes, PE 1 (node 1) computes for 15 s while the others wait in a
     barrier: node 2 (PEs 2,3) is blocked, node 1 is not, so there is no job verdict; node 2's
     watch prints its node's BLOCKED report once, the job runs on and finishes (exit 0)."""
-    shm = set(glob.glob("/dev/shm/symmem-*"))
+    shm = shm_objects()
     with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
         outs, rcs = pe_side_nodes("stall", 15, tmp, lambda texts, procs: all(p.poll() is not None for p in procs))
         check(rcs == [0] * 4, "exit codes %r, expected 0 each" % rcs)
@@ -527,26 +467,9 @@ def test_pe_side_nodes_blocked():
     check_clean(shm)
 
 
-def main():
-    global ARGS
+if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--pe", required=True)
     ap.add_argument("--vec", required=True)
     ap.add_argument("--symmem-run", required=True)
-    ap.add_argument("case")
-    ARGS = ap.parse_args()
-    fn = globals().get("test_" + ARGS.case)
-    if not fn:
-        print("no such case: %s" % ARGS.case)
-        return 2
-    try:
-        fn()
-    except Failure as e:
-        print("FAILED: %s" % e)
-        return 1
-    print("ok")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_case(globals(), ap))

@@ -1,6 +1,6 @@
 // The trace tool's provoking program (docs/dfx.md, Timeline). Every PE sends a block with a
 // put_signal to its right neighbour and waits for the signal from its left one, kIters
-// times between barriers (in round 3 the sender first sleeps, so the waits go to sleep).
+// times between barriers (in round 3 PE 0 first sleeps, so PE 1's wait goes to sleep).
 //   ok:   then finalizes.
 //   kill: PE n-1 then does kTailPuts puts to PE 0 and kills itself with SIGKILL while the
 //         others wait in a barrier; its ring still holds those puts.
@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
   }
   for (int it = 1; it <= kIters; ++it) {
     rt.barrier_all();
-    if (it == 3) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // Only PE 0: were every PE to sleep, each wait would last only the PEs' skew in waking.
+    if (it == 3 && me == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     rt.put_signal(data.data(), block, sizeof block, sig.data(), uint64_t(it), symmem::SignalOp::kSet, right);
     rt.signal_wait_until(sig.data(), symmem::Cmp::kGe, uint64_t(it));
   }

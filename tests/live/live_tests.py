@@ -31,44 +31,14 @@ END_WITHIN = 10  # seconds from the victim's failure to the end of the job (Slur
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from driver import Failure, Skip, check, free_ports, run_case  # noqa: E402
+from driver import Failure, Skip, Tag, check, free_ports, run_case  # noqa: E402
 
 
-TOKEN = "live-" + secrets.token_hex(6)  # in every PE's environment: finds leftovers
+TAG = Tag("LIVE_TOKEN")  # in every PE's environment: finds leftovers
 
 
 def base_env(**extra):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SYMMEM_", "OMPI_", "PMI", "SLURM_", "PMIX_", "LIVE_"))
-           and k not in ("RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-                         "LOCAL_RANK", "TORCHELASTIC_RUN_ID")}
-    env["SYMMEM_LOG_LEVEL"] = "warn"
-    env["SHMEM_SYMMETRIC_SIZE"] = "64M"
-    env["LIVE_TOKEN"] = TOKEN
-    env.update({k: str(v) for k, v in extra.items()})
-    return env
-
-
-def leftover_pes():
-    left = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            with open("/proc/%s/environ" % pid, "rb") as f:
-                if ("LIVE_TOKEN=" + TOKEN).encode() in f.read():
-                    left.append(int(pid))
-        except OSError:
-            pass
-    return left
-
-
-def kill_leftovers():
-    for pid in leftover_pes():
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    return TAG.env(strip=("LIVE_",), **extra)
 
 
 # ---------------------------------------------------------------------------- the cases
@@ -121,19 +91,10 @@ def run_launcher(cmd, env, what):
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         out, _ = p.communicate()
-        kill_leftovers()
+        TAG.kill()
         raise Failure("%s hung (%d s):\n%s" % (what, TIMEOUT, out))
     ended = time.time()
     return p.returncode, out, ended
-
-
-def check_no_leftovers(what):
-    deadline = time.monotonic() + 5
-    while leftover_pes() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    left = leftover_pes()
-    kill_leftovers()
-    check(not left, "%s: PE processes left behind: %s" % (what, left))
 
 
 def launched_case(name, cmd_for, env, mode, rc_want, launcher_names_pe=None):
@@ -143,7 +104,7 @@ def launched_case(name, cmd_for, env, mode, rc_want, launcher_names_pe=None):
     what = "%s %s" % (name, mode)
     rc, out, ended = run_launcher(cmd_for(pe_args(mode)), env, what)
     print("--- %s: exit %d\n%s" % (what, rc, out))
-    check_no_leftovers(what)
+    TAG.check_gone(what)
     if mode == "ok":
         check(rc == 0, "%s: exit code %d, expected 0" % (what, rc))
         check_ok(out, what)
@@ -190,7 +151,7 @@ def hand_case(mode, env_for, what, before_leftovers=None):
     print("--- %s %s\n%s" % (what, mode, out))
     if before_leftovers:
         check(before_leftovers(), "%s %s: the victim's child was not alive after the job" % (what, mode))
-    check_no_leftovers(what)
+    TAG.check_gone(what)
     if mode == "ok":
         check(all(rc == 0 for rc, _ in results), "%s ok: a PE failed" % what)
         check_ok(out, what)
@@ -337,7 +298,7 @@ def test_symmem_run():
         what = "symmem-run " + mode
         rc_got, out, ended = run_launcher(cmd(pe_args(mode)), base_env(), what)
         print("--- %s: exit %d\n%s" % (what, rc_got, out))
-        check_no_leftovers(what)
+        TAG.check_gone(what)
         check(rc_got == rc, "%s: exit code %d, expected %d" % (what, rc_got, rc))
         check_ended(out, ended, what)
         check(re.search(line, out), "%s: symmem-run did not name the PE" % what)
@@ -439,4 +400,4 @@ if __name__ == "__main__":
     ap.add_argument("--pe", required=True)
     ap.add_argument("--symmem-run", required=True)
     ap.add_argument("--mpirun", default="")
-    sys.exit(run_case(globals(), ap, shm_check=True, cleanup=kill_leftovers))
+    sys.exit(run_case(globals(), ap, shm_check=True, cleanup=TAG.kill))
