@@ -1,7 +1,9 @@
 """Cost per call of the Python module against the same calls from C (bench/py_calls.c),
 in the same run: p, put (8 B, 64 KiB, 1 MiB), get, atomic_fetch_add, barrier_all, allreduce of
 8 B and 1 MiB, at 2 PEs (PE 0 targets PE 1). Each figure is the best of 5 loops in each
-of --runs runs per side, C and Python alternating.
+of --runs runs per side, C and Python alternating; the last column is the median over the
+runs of C / Python within each adjacent pair (C run, Python run), which a machine whose
+speed drifts from run to run moves less than the ratio of the two bests.
 
     bench/python_calls.py [--build build] [--scale 1.0]     # runs both under symmem-run -n 2
     symmem-run -n 2 /usr/bin/python3 bench/python_calls.py --pe  # the Python side alone
@@ -123,7 +125,7 @@ def main():
     ap.add_argument("--pe", action="store_true", help="run as a PE (under symmem-run)")
     ap.add_argument("--build", default="build")
     ap.add_argument("--scale", type=float, default=1.0, help="iterations x scale")
-    ap.add_argument("--runs", type=int, default=3, help="runs of each side, alternating C, Python, C, ...")
+    ap.add_argument("--runs", type=int, default=9, help="runs of each side, alternating C, Python, C, ...")
     args = ap.parse_args()
     if args.pe:
         return python_side(args.scale)
@@ -133,27 +135,37 @@ def main():
     ccmd = [cprog, str(args.scale)]
     pycmd = ["/usr/bin/python3", os.path.abspath(__file__), "--pe", "--scale", str(args.scale)]
     best = {"c": {}, "py": {}}  # each side's best over its runs, the runs alternating
+    pairs = {}  # call -> C / Python of each adjacent pair of runs
     for _ in range(args.runs):
+        this = {}
         for name, cmd in (("c", ccmd), ("py", pycmd)):
             p = subprocess.run([run, "-n", "2", "--timeout", "300"] + cmd, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, env=env, timeout=360)
             if p.returncode != 0:
                 sys.stderr.write(p.stdout.decode(errors="replace"))
                 return 1
-            for k, v in parse(p.stdout.decode()).items():
+            this[name] = parse(p.stdout.decode())
+            for k, v in this[name].items():
                 best[name][k] = min(v, best[name].get(k, 1e30))
+        for k, v in this["py"].items():
+            ck = this["c"].get(k if k != "allreduce_8B_value_style" else "allreduce_8B")
+            if ck is not None and v > 0:
+                pairs.setdefault(k, []).append(ck / v)
     c, py = best["c"], best["py"]
     load = os.getloadavg()[0]
     print("# Python vs C per call, 2 PEs, load average %.2f (each: best of %d runs, alternating)" % (load, args.runs))
-    print("| call | C (us) | Python (us) | Python - C (us) | C / Python |")
-    print("|---|---:|---:|---:|---:|")
+    print("| call | C (us) | Python (us) | Python - C (us) | C / Python | median of pairs (range) |")
+    print("|---|---:|---:|---:|---:|---:|")
     for k in ("p", "put_8B", "put_64KiB", "put_1MiB", "get_8B", "atomic_fetch_add", "barrier_all", "allreduce_8B",
               "allreduce_1MiB", "allreduce_8B_value_style"):
         ck = c.get(k if k != "allreduce_8B_value_style" else "allreduce_8B")
         pk = py.get(k)
         if ck is None or pk is None:
             continue
-        print("| %s | %.3f | %.3f | %+.3f | %.2f |" % (k.replace("_", " "), ck, pk, pk - ck, ck / pk))
+        r = sorted(pairs.get(k, []))
+        med = r[len(r) // 2] if len(r) % 2 else (r[len(r) // 2 - 1] + r[len(r) // 2]) / 2
+        print("| %s | %.3f | %.3f | %+.3f | %.2f | %.2f (%.2f-%.2f) |" %
+              (k.replace("_", " "), ck, pk, pk - ck, ck / pk, med, r[0], r[-1]))
     return 0
 
 
