@@ -6,7 +6,10 @@
 # memory, throughput and latency figures come from this run) and again load-only (warm).
 # Each run gets a memory cgroup of its own when one can be made (root), so the node figure
 # is this job's alone. The weights are generated at run time into $DATA (never committed);
-# RESULTS=dir keeps the per-run JSON reports.
+# RESULTS=dir keeps the per-run JSON reports. HUGE=1 (the default where a tmpfs can be
+# mounted, i.e. as root) puts the symmetric heaps on a tmpfs mounted with huge=always
+# (SYMMEM_HEAP_DIR, docs/memory.md) and the private copies in transparent huge pages
+# (--huge); HUGE=0 keeps 4 KiB pages everywhere.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
@@ -33,10 +36,28 @@ GEN_PY="/usr/bin/python3 $ROOT/examples/weight_share/gen_weights.py --preset $PR
 [ -s "$A" ] && [ -s "$A32" ] || $GEN_PY --seed 1 --out "$A" --f32 "$A32"
 [ -s "$B" ] || $GEN_PY --seed 2 --out "$B"
 
+CLEAN_RES="" HUGE_DIR=""
+cleanup() {
+  [ -z "$CLEAN_RES" ] || rm -rf "$CLEAN_RES"
+  if [ -n "$HUGE_DIR" ]; then umount "$HUGE_DIR" 2>/dev/null || true; rmdir "$HUGE_DIR" 2>/dev/null || true; fi
+}
+trap cleanup EXIT
 if [ -n "${RESULTS:-}" ]; then  # keep the JSON reports there (report.py can be rerun on them)
   RES=$RESULTS; mkdir -p "$RES"
 else
-  RES=$(mktemp -d "${TMPDIR:-/tmp}/weight-share.XXXXXX"); trap 'rm -rf "$RES"' EXIT
+  RES=$(mktemp -d "${TMPDIR:-/tmp}/weight-share.XXXXXX"); CLEAN_RES=$RES
+fi
+
+HUGE=${HUGE:-auto} HUGE_ARGS=()
+if [ "$HUGE" != 0 ]; then
+  HUGE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/weight-share-huge.XXXXXX")
+  if mount -t tmpfs -o huge=always none "$HUGE_DIR" 2>/dev/null; then
+    export SYMMEM_HEAP_DIR=$HUGE_DIR; HUGE_ARGS=(--huge)
+  else
+    rmdir "$HUGE_DIR"; HUGE_DIR=""
+    [ "$HUGE" = auto ] || { echo "run.sh: HUGE=1 needs a tmpfs mounted with huge=always (root)" >&2; exit 1; }
+    echo "run.sh: no tmpfs with huge pages could be mounted (not root?): 4 KiB pages" >&2
+  fi
 fi
 
 # A memory cgroup per run: v1 (memory controller) or v2, below this shell's own.
@@ -76,14 +97,14 @@ for m in $MODES; do
     *) W=(--weights "$A") ;;
   esac
   if [ "$m" = fork ]; then L=("$BIN" --workers "$WORKERS"); else L=("$RUN" -n "$WORKERS" --timeout 900 "$BIN"); fi
-  run_one "$m-cold" "${L[@]}" --mode "$m" "${W[@]}" "${SERVE[@]}" --cold --json "$RES/$m-cold.json"
-  run_one "$m-warm" "${L[@]}" --mode "$m" "${W[@]}" "${LOADONLY[@]}" --json "$RES/$m-warm.json"
+  run_one "$m-cold" "${L[@]}" --mode "$m" "${W[@]}" "${SERVE[@]}" "${HUGE_ARGS[@]}" --cold --json "$RES/$m-cold.json"
+  run_one "$m-warm" "${L[@]}" --mode "$m" "${W[@]}" "${LOADONLY[@]}" "${HUGE_ARGS[@]}" --json "$RES/$m-warm.json"
 done
 # The load alone at 2 workers (one per core, no time-slicing), private against symm: what one
 # private copy costs when the workers do not share the cores.
 case " $MODES " in *" private "*" symm "*)
   for m in private symm; do
-    run_one "$m-ab2" "$RUN" -n 2 --timeout 300 "$BIN" --mode "$m" --weights "$A" "${LOADONLY[@]}" --json "$RES/$m-ab2.json"
+    run_one "$m-ab2" "$RUN" -n 2 --timeout 300 "$BIN" --mode "$m" --weights "$A" "${LOADONLY[@]}" "${HUGE_ARGS[@]}" --json "$RES/$m-ab2.json"
   done ;;
 esac
 t_end=$(date +%s)

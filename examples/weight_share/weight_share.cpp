@@ -76,6 +76,7 @@ struct Options {
   int piece_kib = 4096;
   uint64_t seed = 7;
   bool cold = false;
+  bool huge = false;  // private copies in transparent huge pages (run.sh with SYMMEM_HEAP_DIR on huge pages)
 };
 
 [[noreturn]] void usage(const char* why) {
@@ -84,7 +85,7 @@ struct Options {
                "usage: weight_share --mode private|mmap|fork|symm|symm-staged|symm-prefetch|update\n"
                "  --weights F16.safetensors [--weights-f32 F32.safetensors (mmap)] [--update-weights F16 (update)]\n"
                "  [--workers N (fork)] [--requests R] [--prompt P] [--gen G] [--batch B] [--batch-requests R]\n"
-               "  [--updates K] [--seed S] [--piece-kib K] [--cold] [--json out.json]\n",
+               "  [--updates K] [--seed S] [--piece-kib K] [--cold] [--huge] [--json out.json]\n",
                why);
   std::exit(2);
 }
@@ -119,6 +120,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--piece-kib") o.piece_kib = num();
     else if (a == "--seed") o.seed = uint64_t(num());
     else if (a == "--cold") o.cold = true;
+    else if (a == "--huge") o.huge = true;
     else usage(("unknown argument " + a).c_str());
   }
   static const char* kModes[] = {"private", "mmap", "fork", "symm", "symm-staged", "symm-prefetch", "update"};
@@ -465,6 +467,32 @@ NodeMem node_mem(const std::vector<std::string>& read_files) {
 struct UnitPtrs {
   std::vector<const float*> t;  // per piece
 };
+// Where unit `u` of a private F32 copy goes: a malloc'ed block of its own, or with --huge
+// its place in one 2 MiB-aligned arena for all units, advised for transparent huge pages
+// (what a server that wants huge pages for its own copy does). `blocks` is what to free.
+float* private_block(const Options& o, const Unit& u, const std::vector<Unit>& units, std::vector<float*>& blocks) {
+  auto up = [](uint64_t v, uint64_t a) { return (v + a - 1) / a * a; };
+  if (!o.huge) {
+    float* p = static_cast<float*>(std::aligned_alloc(64, u.bytes));
+    if (!p) throw InputError("out of memory converting the weights");
+    blocks.push_back(p);
+    return p;
+  }
+  constexpr uint64_t kHuge = 2u << 20;
+  uint64_t at = 0, total = 0;
+  for (const Unit& x : units) {
+    if (&x == &u) at = total;
+    total += up(x.bytes, 64);
+  }
+  if (blocks.empty()) {
+    void* a = std::aligned_alloc(kHuge, up(total, kHuge));
+    if (!a) throw InputError("out of memory converting the weights");
+    madvise(a, up(total, kHuge), MADV_HUGEPAGE);
+    blocks.push_back(static_cast<float*>(a));
+  }
+  return reinterpret_cast<float*>(reinterpret_cast<char*>(blocks[0]) + at);
+}
+
 UnitPtrs ptrs_at(const Unit& un, const void* base) {
   UnitPtrs p;
   for (size_t i = 0; i < un.off.size(); ++i)
@@ -760,7 +788,9 @@ void write_report(const Options& o, const Config& c, uint64_t model_bytes, uint6
                   const NodeMem& n0, const NodeMem& n1, double load_wall_total) {
   std::ostringstream j;
   j.precision(9);
+  const char* heap_dir = std::getenv("SYMMEM_HEAP_DIR");
   j << "{\"mode\":\"" << o.mode << "\",\"workers\":" << n << ",\"cold\":" << (o.cold ? "true" : "false")
+    << ",\"huge\":" << (o.huge ? "true" : "false") << ",\"heap_dir\":\"" << (heap_dir ? heap_dir : "") << "\""
     << ",\"config\":{\"dim\":" << c.dim << ",\"n_layers\":" << c.n_layers << ",\"n_heads\":" << c.n_heads
     << ",\"n_kv_heads\":" << c.n_kv << ",\"ffn_dim\":" << c.ffn << ",\"vocab\":" << c.vocab << "}"
     << ",\"model_f32_bytes\":" << model_bytes << ",\"part_bytes\":" << part_bytes << ",\"batch\":" << o.batch << ",\"prompt\":" << o.prompt
@@ -836,11 +866,9 @@ int run_fork(const Options& o) {
   TableSource src;
   std::vector<float*> blocks;
   for (auto& u : units) {
-    float* p = static_cast<float*>(std::aligned_alloc(64, u.bytes));
-    if (!p) throw InputError("out of memory converting the weights");
+    float* p = private_block(o, u, units, blocks);
     convert_unit(st, u, p);
     src.table.push_back(ptrs_at(u, p));
-    blocks.push_back(p);
   }
   const int B = std::max(1, o.batch);
   int go[2], res[2];
@@ -1132,11 +1160,9 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
   TableSource table[2];
   if (o.mode == "private") {
     for (auto& u : units) {
-      float* p = static_cast<float*>(std::aligned_alloc(64, u.bytes));
-      if (!p) throw InputError("out of memory converting the weights");
+      float* p = private_block(o, u, units, blocks);
       convert_unit(st, u, p);
       table[0].table.push_back(ptrs_at(u, p));
-      blocks.push_back(p);
     }
   } else if (o.mode == "mmap") {
     map = mmap(nullptr, st.file_size, PROT_READ, MAP_SHARED | MAP_POPULATE, st.fd, 0);

@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cinttypes>
@@ -162,7 +163,13 @@ uint64_t cgroup_identity(const MemoryCgroup& cg) {
   return uint64_t(st.st_ino);
 }
 
-NodeMemory probe_node_memory(const MemoryCgroup& cg) {
+bool is_hugetlbfs(const std::string& dir) {
+  constexpr long kHugetlbfsMagic = 0x958458f6;
+  struct statfs fs {};
+  return !dir.empty() && statfs(dir.c_str(), &fs) == 0 && long(fs.f_type) == kHugetlbfsMagic;
+}
+
+NodeMemory probe_node_memory(const MemoryCgroup& cg, const std::string& shm_dir) {
   NodeMemory m;
   std::string info;
   if (read_text("/proc/meminfo", &info)) {
@@ -209,8 +216,9 @@ NodeMemory probe_node_memory(const MemoryCgroup& cg) {
       dir = slash == cg.mount.size() ? cg.mount : dir.substr(0, slash);
     }
   }
+  if (!shm_dir.empty()) m.shm_dir = shm_dir;
   struct statvfs vs {};
-  if (statvfs("/dev/shm", &vs) == 0 && vs.f_blocks > 0) {
+  if (statvfs(m.shm_dir.c_str(), &vs) == 0 && vs.f_blocks > 0) {
     m.shm_known = true;
     m.shm_size = sat_mul(vs.f_blocks, vs.f_frsize);
     m.shm_free = sat_mul(vs.f_bavail, vs.f_frsize);
@@ -248,7 +256,7 @@ CommitCheck check_commit(uint64_t bytes, int node_pes, int cgroup_pes, uint64_t 
   } else if (m.mem_total && sat_add(node_need, margin) > m.mem_available) {
     fix = "free memory on this node";
   } else if (m.shm_known && node_need > m.shm_free) {
-    fix = "enlarge /dev/shm (mount -o remount,size=... /dev/shm) or remove what fills it";
+    fix = "enlarge " + m.shm_dir + " (mount -o remount,size=... " + m.shm_dir + ") or remove what fills it";
   } else {
     return c;
   }
@@ -264,7 +272,7 @@ CommitCheck check_commit(uint64_t bytes, int node_pes, int cgroup_pes, uint64_t 
     has += ", cgroup limit " + human_size(m.cgroup_limit) + " with " + human_size(m.cgroup_usage) + " used";
   else
     has += ", no memory cgroup limit";
-  if (m.shm_known) has += ", /dev/shm " + human_size(m.shm_free) + " free";
+  if (m.shm_known) has += ", " + m.shm_dir + " " + human_size(m.shm_free) + " free";
   c.why = "cannot commit " + human_size(bytes) + " more of symmetric memory: " + peers + "; " + has + "; " +
           human_size(margin) + " is kept free for the programs (SYMMEM_COMMIT_MARGIN); allocate less, use fewer PEs "
           "per node, or " + fix;
@@ -273,7 +281,10 @@ CommitCheck check_commit(uint64_t bytes, int node_pes, int cgroup_pes, uint64_t 
 
 Status CommitPolicy::check(uint64_t bytes) const {
   if (bytes == 0 || !enabled) return {};
-  NodeMemory m = probe_node_memory(cgroup);
+  // hugetlbfs pages come from a pool reserved apart from MemAvailable; its fallocate
+  // refuses cleanly (ENOSPC) when the pool is short, so there is nothing to check first.
+  if (is_hugetlbfs(shm_dir)) return {};
+  NodeMemory m = probe_node_memory(cgroup, shm_dir);
   SYMMEM_ASSIGN_OR_RETURN(uint64_t mg, commit_margin(margin, m));
   CommitCheck c = check_commit(bytes, node_pes, cgroup_pes, mg, m);
   if (!c.ok) return Status(Errc::kNoMemory, c.why);

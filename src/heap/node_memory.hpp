@@ -49,13 +49,17 @@ struct NodeMemory {
   uint64_t cgroup_limit = 0;
   uint64_t cgroup_usage = 0;
   uint64_t cgroup_available = 0;  // limit - usage + reclaimable page cache, at that level
-  uint64_t shm_size = 0;       // /dev/shm
+  std::string shm_dir = "/dev/shm";  // where the heaps live (SYMMEM_HEAP_DIR)
+  uint64_t shm_size = 0;
   uint64_t shm_free = 0;
   bool shm_known = false;
 };
 
-// Reads /proc/meminfo, the cgroup files and statvfs("/dev/shm") now.
-NodeMemory probe_node_memory(const MemoryCgroup& cg);
+// Whether `dir` is on a hugetlbfs mount (its pages come from the reserved huge-page pool).
+bool is_hugetlbfs(const std::string& dir);
+
+// Reads /proc/meminfo, the cgroup files and statvfs of `shm_dir` (empty: /dev/shm) now.
+NodeMemory probe_node_memory(const MemoryCgroup& cg, const std::string& shm_dir = "");
 
 // The memory kept free for the programs themselves. `setting` is SYMMEM_COMMIT_MARGIN:
 // "auto" (3% of the node's memory, or of the cgroup limit when lower; at least 256 MiB,
@@ -79,6 +83,7 @@ struct CommitPolicy {
   int cgroup_pes = 1;
   std::string margin = "auto";
   bool enabled = true;  // SYMMEM_COMMIT_CHECK
+  std::string shm_dir;  // SYMMEM_HEAP_DIR (empty: /dev/shm)
   // Probes now; kNoMemory with the one-line reason when the node cannot back `bytes` more
   // on this PE (and as much on each of the other node_pes).
   Status check(uint64_t bytes) const;

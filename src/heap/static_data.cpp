@@ -251,7 +251,9 @@ Status StaticData::share(const StaticParams& p) {
   if (ftruncate(fd_, off_t(seg_.size)) != 0) return errno_status(Errc::kIo, "ftruncate(" + path + ")", errno);
   // Committed whole now: a store to a global must never turn into a SIGBUS later.
   if (p.commit_policy) {
-    Status s = p.commit_policy->check(seg_.size);
+    CommitPolicy in_shm = *p.commit_policy;  // static data lives in /dev/shm whatever SYMMEM_HEAP_DIR says
+    in_shm.shm_dir.clear();
+    Status s = in_shm.check(seg_.size);
     if (!s.ok())
       return Status(s.code(), "the program's global variables (SYMMEM_STATIC_DATA=0 keeps them private): " + s.message());
   }

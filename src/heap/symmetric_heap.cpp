@@ -5,6 +5,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,6 +54,21 @@ uintptr_t reserve_anywhere(uint64_t len) {
   return a;
 }
 
+// The object `name` (no leading '/'): a POSIX shm object, or a file of `dir`.
+int open_object(const std::string& dir, const std::string& name, int flags) {
+  if (dir.empty()) return shm_open(("/" + name).c_str(), flags, 0600);
+  return open((dir + "/" + name).c_str(), flags, 0600);
+}
+
+void unlink_object(const std::string& dir, const std::string& name) {
+  if (dir.empty()) shm_unlink(("/" + name).c_str());
+  else unlink((dir + "/" + name).c_str());
+}
+
+std::string object_path(const std::string& dir, const std::string& name) {
+  return (dir.empty() ? std::string("/dev/shm") : dir) + "/" + name;
+}
+
 }  // namespace
 
 std::string heap_object_name(const std::string& job_id, int instance, int rank) {
@@ -63,9 +79,20 @@ Result<std::unique_ptr<SymmetricHeap>> SymmetricHeap::create(const HeapParams& p
   std::unique_ptr<SymmetricHeap> h(new SymmetricHeap());
   h->rank_ = p.rank;
   h->npes_ = p.npes;
-  h->heap_size_ = round_up(p.heap_size, kHugePage);
-  h->meta_size_ = round_up(p.meta_size, 4096);
-  h->commit_chunk_ = p.commit_chunk ? round_up(p.commit_chunk, 4096) : kHugePage;
+  h->dir_ = p.dir;
+  // A hugetlbfs file is sized, mapped and allocated in whole huge pages (its f_bsize).
+  uint64_t page = 4096;
+  if (!p.dir.empty()) {
+    struct stat st {};
+    if (stat(p.dir.c_str(), &st) != 0) return errno_status(Errc::kInvalidArgument, "SYMMEM_HEAP_DIR=" + p.dir, errno);
+    if (!S_ISDIR(st.st_mode)) return Status(Errc::kInvalidArgument, "SYMMEM_HEAP_DIR=" + p.dir + ": not a directory");
+    struct statfs fs {};
+    if (is_hugetlbfs(p.dir) && statfs(p.dir.c_str(), &fs) == 0 && fs.f_bsize > 4096) page = uint64_t(fs.f_bsize);
+  }
+  h->page_ = page;
+  h->heap_size_ = round_up(p.heap_size, std::max(page, kHugePage));
+  h->meta_size_ = round_up(p.meta_size, page);
+  h->commit_chunk_ = round_up(p.commit_chunk ? p.commit_chunk : kHugePage, page);
   h->static_size_ = round_up(p.static_size, 4096);
   h->total_ = (h->heap_size_ + h->meta_size_ + h->static_size_) * uint64_t(p.npes);
   if (h->heap_size_ == 0) return Status(Errc::kInvalidArgument, "symmetric heap size must be > 0");
@@ -77,9 +104,9 @@ Result<std::unique_ptr<SymmetricHeap>> SymmetricHeap::create(const HeapParams& p
 
   // Own object: heap then metadata. O_EXCL: a name collision means another job's object.
   h->name_ = heap_object_name(p.job_id, p.instance, p.rank);
-  std::string path = "/" + h->name_;
-  h->fd_ = shm_open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (h->fd_ < 0) return errno_status(Errc::kIo, "shm_open(" + path + ")", errno);
+  const std::string path = object_path(p.dir, h->name_);
+  h->fd_ = open_object(p.dir, h->name_, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC);
+  if (h->fd_ < 0) return errno_status(Errc::kIo, "creating " + path, errno);
   h->linked_ = true;
   if (ftruncate(h->fd_, off_t(h->heap_size_ + h->meta_size_)) != 0)
     return errno_status(Errc::kIo, "ftruncate(" + path + ")", errno);
@@ -88,13 +115,13 @@ Result<std::unique_ptr<SymmetricHeap>> SymmetricHeap::create(const HeapParams& p
     if (!s.ok()) return Status(s.code(), "metadata region (SYMMEM_METADATA_SIZE): " + s.message());
   }
   if (int e = posix_fallocate(h->fd_, off_t(h->heap_size_), off_t(h->meta_size_)); e != 0)
-    return Status(Errc::kNoMemory, "cannot commit " + format_size(h->meta_size_) +
-                                       " of metadata in /dev/shm: " + std::strerror(e));
+    return Status(Errc::kNoMemory, "cannot commit " + format_size(h->meta_size_) + " of metadata in " +
+                                       (p.dir.empty() ? std::string("/dev/shm") : p.dir) + ": " + std::strerror(e));
 
   SYMMEM_RETURN_IF_ERROR(h->agree_base(store, p));
   SYMMEM_RETURN_IF_ERROR(h->map_all(p));
   if (p.npes > 1) SYMMEM_RETURN_IF_ERROR(store_barrier(*store, "heap/i" + std::to_string(p.instance) + "/mapped", p.rank, p.npes, p.timeout_s));
-  shm_unlink(path.c_str());
+  unlink_object(p.dir, h->name_);
   h->linked_ = false;
   log_pe(LogLevel::kDebug, p.rank, "symmetric heap: %d x %s at 0x%" PRIxPTR, p.npes,
          format_size(h->heap_size_).c_str(), h->base_);
@@ -166,14 +193,15 @@ Status SymmetricHeap::map_all(const HeapParams& p) {
     if (pe != p.rank && !p.map_pe.empty() && !p.map_pe[size_t(pe)]) continue;  // another node's
     int fd = fd_;
     if (pe != p.rank) {
-      std::string path = "/";  // then +=: "/" + a temporary trips GCC 12's -Wrestrict (a false positive)
-      path += heap_object_name(p.job_id, p.instance, pe);
+      const std::string name = heap_object_name(p.job_id, p.instance, pe);
       // Peers create their objects concurrently: the heap-base agreement (a store
       // allgather) happens after every PE created its own, so it exists now.
-      fd = shm_open(path.c_str(), O_RDWR | O_CLOEXEC, 0600);
-      if (fd < 0) return errno_status(Errc::kIo, "shm_open(" + path + ") of PE " + std::to_string(pe), errno);
+      fd = open_object(p.dir, name, O_RDWR | O_CLOEXEC);
+      if (fd < 0) return errno_status(Errc::kIo, "opening " + object_path(p.dir, name) + " of PE " + std::to_string(pe), errno);
     }
-    void* h = mmap(heap(pe), heap_size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    // MAP_NORESERVE: hugetlbfs would otherwise reserve the whole sparse heap from the pool
+    // at once; pages are allocated by commit() instead (elsewhere the flag changes nothing).
+    void* h = mmap(heap(pe), heap_size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd, 0);
     void* m = h == MAP_FAILED ? MAP_FAILED
                               : mmap(meta(pe), meta_size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
                                      off_t(heap_size_));
@@ -201,9 +229,10 @@ Status SymmetricHeap::commit(uint64_t extent) {
   uint64_t target = commit_target(extent);
   int e = posix_fallocate(fd_, off_t(committed_), off_t(target - committed_));
   if (e != 0) {
+    const std::string where = dir_.empty() ? "/dev/shm" : dir_;
     return Status(Errc::kNoMemory,
-                  "/dev/shm cannot back " + format_size(target - committed_) + " more bytes of symmetric heap (" +
-                      std::strerror(e) + "); free space in /dev/shm or lower SHMEM_SYMMETRIC_SIZE / the allocation");
+                  where + " cannot back " + format_size(target - committed_) + " more bytes of symmetric heap (" +
+                      std::strerror(e) + "); free space in " + where + " or lower SHMEM_SYMMETRIC_SIZE / the allocation");
   }
   committed_ = target;
   return {};
@@ -223,7 +252,7 @@ bool SymmetricHeap::retain(const void* addr, uint64_t n) {
   if (!base_ || a < base_ || n == 0) return false;
   const uint64_t pe = (a - base_) / heap_size_;
   if (pe >= uint64_t(npes_) || !mapped_[pe] || a + n > base_ + (pe + 1) * heap_size_ || a + n < a) return false;
-  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t page = std::max<uintptr_t>(uintptr_t(sysconf(_SC_PAGESIZE)), page_);  // hugetlbfs: whole huge pages
   retained_.emplace_back(a / page * page, round_up(a + n, page));
   return true;
 }
@@ -260,7 +289,7 @@ SymmetricHeap::~SymmetricHeap() {
   }
   if (base_) munmap(reinterpret_cast<void*>(base_), total_);
   if (fd_ >= 0) close(fd_);
-  if (linked_) shm_unlink(("/" + name_).c_str());
+  if (linked_) unlink_object(dir_, name_);
 }
 
 }  // namespace symmem

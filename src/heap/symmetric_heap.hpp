@@ -32,6 +32,7 @@ struct HeapParams {
   int rank = 0;
   int npes = 1;
   std::string job_id;      // names objects /dev/shm/symmem-<job_id>-i<instance>-<rank>
+  std::string dir;         // SYMMEM_HEAP_DIR: create them there instead (empty: POSIX shm)
   int instance = 0;
   uint64_t heap_size = 0;  // H, rounded up to the huge-page size (2 MiB)
   uint64_t meta_size = 0;  // M, rounded up to the page size
@@ -105,6 +106,8 @@ class SymmetricHeap {
   uintptr_t base_ = 0;
   int fd_ = -1;  // own object, kept for commit()
   std::string name_;
+  std::string dir_;     // HeapParams::dir
+  uint64_t page_ = 4096;  // the heap object's page size (a hugetlbfs mount's huge page)
   bool linked_ = false;
   std::vector<uint8_t> mapped_;                          // per PE: its heap is mapped here
   std::vector<std::pair<uintptr_t, uintptr_t>> retained_;  // page ranges kept by retain()

@@ -466,6 +466,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   instance_id_ = attr.instance_id;
   commit_policy_.margin = cfg_.commit_margin;
   commit_policy_.enabled = cfg_.commit_check;
+  commit_policy_.shm_dir = cfg_.heap_dir;
   commit_policy_.cgroup = find_memory_cgroup();
   if (auto m = commit_margin(cfg_.commit_margin, NodeMemory{}); !m.ok())
     fail(m.status().code(), "init", "%s", m.status().message().c_str());
@@ -562,6 +563,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   hp.heap_size = cfg_.symmetric_size;
   hp.meta_size = cfg_.metadata_size;
   hp.commit_chunk = cfg_.commit_chunk;
+  hp.dir = cfg_.heap_dir;
   hp.timeout_s = cfg_.init_timeout;
   hp.commit_policy = &commit_policy_;
 
@@ -835,7 +837,7 @@ namespace symmem {
 // allocates less; the first PE of the node says so once, at info level.
 void Runtime::Impl::note_node_capacity() {
   if (rank_ != node_first_pe_) return;
-  NodeMemory m = probe_node_memory(commit_policy_.cgroup);
+  NodeMemory m = probe_node_memory(commit_policy_.cgroup, commit_policy_.shm_dir);
   auto margin = commit_margin(commit_policy_.margin, m);
   uint64_t mg = margin.ok() ? *margin : 0;
   const int n = commit_policy_.node_pes;
@@ -854,7 +856,7 @@ void Runtime::Impl::note_node_capacity() {
   }
   if (m.shm_known && m.shm_size < can) {
     can = m.shm_size;
-    what = "the size of /dev/shm, " + human_size(m.shm_size);
+    what = "the size of " + m.shm_dir + ", " + human_size(m.shm_size);
   }
   if (m.mem_total == 0 || heaps <= can) return;
   log_pe(LogLevel::kInfo, rank_, "the symmetric heaps of the %d PE(s) on this node (%d x %s) could never all be "

@@ -9,11 +9,15 @@
 //                           for a signal (the driver kills a PE from outside)
 //   mem_pe hog BYTES        like hold, then the last PE touches private memory until the
 //                           out-of-memory killer ends it (run inside a small cgroup)
+//   mem_pe huge BYTES       allocates BYTES, puts into the next PE's block and checks its
+//                           own; then prints "PE <r> huge_kb <k>": the kB of this PE's and its
+//                           peers' heaps mapped here in huge pages (/proc/self/smaps)
 // Exit code 0 when every check of this PE held; each failed check prints one line.
 #include <shmem.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -176,6 +180,56 @@ int run_hold(size_t bytes, bool hog) {
   for (;;) pause();
 }
 
+// kB of the mappings overlapping [lo, hi) that /proc/self/smaps shows in huge pages:
+// PMD-mapped shmem or file pages (tmpfs huge=) or hugetlbfs pages.
+long huge_kb(uintptr_t lo, uintptr_t hi) {
+  FILE* f = std::fopen("/proc/self/smaps", "r");
+  if (!f) return -1;
+  char line[512];
+  bool in = false;
+  long kb = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long a, b;
+    if (std::sscanf(line, "%lx-%lx ", &a, &b) == 2) {  // a mapping's first line; "Name: value" lines fail
+      in = a < hi && b > lo;
+      continue;
+    }
+    long v = 0;
+    if (in && (std::sscanf(line, "ShmemPmdMapped: %ld", &v) == 1 || std::sscanf(line, "FilePmdMapped: %ld", &v) == 1 ||
+               std::sscanf(line, "Shared_Hugetlb: %ld", &v) == 1 || std::sscanf(line, "Private_Hugetlb: %ld", &v) == 1))
+      kb += v;
+  }
+  std::fclose(f);
+  return kb;
+}
+
+int run_huge(size_t bytes) {
+  shmem_init();
+  const int me = shmem_my_pe(), npes = shmem_n_pes();
+  auto* b = static_cast<unsigned char*>(shmem_malloc(bytes));
+  EXPECT(b != nullptr, "shmem_malloc(%zu) = NULL", bytes);
+  if (b) {
+    auto put = [](void* d, const void* s, size_t n, int pe) { shmem_putmem(d, s, n, pe); };
+    check_block(b, bytes, me, npes, put, [] { shmem_barrier_all(); }, "the block");
+    // Every PE's block is mapped here (this PE's own heap and its on-node peers'): read
+    // each one through its mapping so that all of them are in this process's page tables.
+    unsigned sum = 0;
+    for (int pe = 0; pe < npes; ++pe) {
+      const auto* q = static_cast<const volatile unsigned char*>(shmem_ptr(b, pe));
+      for (size_t i = 0; q && i < bytes; i += 4096) sum += q[i];
+    }
+    EXPECT(sum != 0, "every PE's block reads as zeros");
+    auto lo = reinterpret_cast<uintptr_t>(shmem_ptr(b, 0));
+    auto hi = reinterpret_cast<uintptr_t>(shmem_ptr(b, npes - 1)) + bytes;
+    std::printf("PE %d huge_kb %ld\n", me, huge_kb(lo, hi));
+  }
+  std::fflush(stdout);
+  shmem_barrier_all();
+  shmem_free(b);
+  shmem_finalize();
+  return failures ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -185,6 +239,7 @@ int main(int argc, char** argv) {
     return mode == "capi" ? run_capi(big, small) : run_cxx(big, small);
   }
   if ((mode == "hold" || mode == "hog") && argc >= 3) return run_hold(parse_bytes(argv[2]), mode == "hog");
-  std::fprintf(stderr, "usage: mem_pe capi|cxx BIG SMALL | hold|hog BYTES [marker]\n");
+  if (mode == "huge" && argc >= 3) return run_huge(parse_bytes(argv[2]));
+  std::fprintf(stderr, "usage: mem_pe capi|cxx BIG SMALL | hold|hog|huge BYTES [marker]\n");
   return 2;
 }

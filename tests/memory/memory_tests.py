@@ -409,6 +409,96 @@ def test_oom_killer_named():
         cg.close()
 
 
+
+# ---------------------------------------------------------------------------- SYMMEM_HEAP_DIR
+
+class HugeDir:
+    """A directory of huge pages made for the test and removed by close(): a tmpfs mounted
+    with huge=always, or a hugetlbfs mount with `pages` 2 MiB pages added to the machine's
+    pool (given back at close). Needs root and mount; Skip otherwise."""
+
+    def __init__(self, kind, pages=0):
+        if os.geteuid() != 0:
+            raise Skip("not root: cannot mount")
+        self.dir = "/tmp/symmem-test-huge-" + uuid.uuid4().hex[:10]
+        self.pool_before = None
+        os.mkdir(self.dir)
+        try:
+            if kind == "hugetlbfs":
+                with open("/proc/sys/vm/nr_hugepages") as f:
+                    self.pool_before = int(f.read())
+                with open("/proc/sys/vm/nr_hugepages", "w") as f:
+                    f.write(str(self.pool_before + pages))
+                with open("/proc/sys/vm/nr_hugepages") as f:
+                    if int(f.read()) < self.pool_before + pages:
+                        raise Skip("the kernel could not reserve %d huge pages" % pages)
+                args = ["mount", "-t", "hugetlbfs", "-o", "pagesize=2M", "none", self.dir]
+            else:
+                args = ["mount", "-t", "tmpfs", "-o", "huge=always,size=1g", "none", self.dir]
+            p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if p.returncode != 0:
+                raise Skip("%s failed: %s" % (" ".join(args), p.stdout.strip()))
+            self.mounted = True
+        except (Skip, OSError) as e:
+            self.mounted = False
+            self.close()
+            raise e if isinstance(e, Skip) else Skip(str(e))
+
+    def close(self):
+        if getattr(self, "mounted", False):
+            subprocess.run(["umount", self.dir])
+            self.mounted = False
+        if os.path.isdir(self.dir):
+            os.rmdir(self.dir)
+        if self.pool_before is not None:
+            with open("/proc/sys/vm/nr_hugepages", "w") as f:
+                f.write(str(self.pool_before))
+            self.pool_before = None
+
+
+def check_huge_job(d, npes):
+    """npes PEs with their heaps in d: each puts 32 MiB into the next, and sees every PE's
+    block mapped in huge pages; nothing is left in d."""
+    rc, out = run_job(npes, ["huge", "32M"], job_env(SYMMEM_HEAP_DIR=d.dir, SHMEM_SYMMETRIC_SIZE="64M",
+                                                     SYMMEM_METADATA_SIZE="1M"))
+    check(rc == 0, "the job failed (%d):\n%s" % (rc, out))
+    kb = {int(m.group(1)): int(m.group(2)) for m in re.finditer(r"PE (\d+) huge_kb (-?\d+)", out)}
+    check(sorted(kb) == list(range(npes)), "not every PE reported its huge pages:\n" + out)
+    for pe, k in kb.items():
+        # each PE maps npes blocks of 32 MiB; a block's unaligned ends may be small pages
+        check(k >= npes * 28 * 1024, "PE %d maps only %d kB of the heaps in huge pages:\n%s" % (pe, k, out))
+    left = os.listdir(d.dir)
+    check(not left, "left in %s: %s" % (d.dir, left))
+
+
+def test_heap_dir_tmpfs_huge():
+    """SYMMEM_HEAP_DIR on a tmpfs mounted with huge=always: the heaps are backed by 2 MiB
+    pages, put and get work, nothing is left there."""
+    d = HugeDir("tmpfs")
+    try:
+        check_huge_job(d, 2)
+    finally:
+        d.close()
+
+
+def test_heap_dir_hugetlbfs():
+    """SYMMEM_HEAP_DIR on hugetlbfs: the heap, the metadata and every commit are whole huge
+    pages (a 1 MiB SYMMEM_METADATA_SIZE is rounded up), and 4 PEs work over it."""
+    d = HugeDir("hugetlbfs", pages=4 * (64 + 2) // 2 + 8)
+    try:
+        check_huge_job(d, 4)
+    finally:
+        d.close()
+
+
+def test_heap_dir_missing():
+    """A SYMMEM_HEAP_DIR that does not exist ends the job at init with one line naming it."""
+    missing = "/tmp/symmem-test-no-such-dir-" + uuid.uuid4().hex[:8]
+    rc, out = run_job(2, ["huge", "1M"], job_env(SYMMEM_HEAP_DIR=missing), timeout=30)
+    check(rc != 0, "the job succeeded with SYMMEM_HEAP_DIR=%s:\n%s" % (missing, out))
+    check(re.search(r"SYMMEM_HEAP_DIR=%s: No such file or directory" % re.escape(missing), out),
+          "no line names the missing directory:\n" + out)
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--launcher", required=True)

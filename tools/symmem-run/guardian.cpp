@@ -31,8 +31,8 @@ void close_fds_except(int keep_a, int keep_b) {
   close_range(hi + 1, ~0U, 0);
 }
 
-int remove_shm_with_prefix(const std::string& prefix) {
-  DIR* dir = opendir("/dev/shm");
+int remove_in(const char* path, const std::string& prefix) {
+  DIR* dir = opendir(path);
   if (dir == nullptr) return 0;
   int removed = 0;
   while (struct dirent* e = readdir(dir)) {
@@ -41,6 +41,12 @@ int remove_shm_with_prefix(const std::string& prefix) {
   }
   closedir(dir);
   return removed;
+}
+
+int remove_shm_with_prefix(const std::string& prefix, const std::string& heap_dir) {
+  int n = remove_in("/dev/shm", prefix);
+  if (!heap_dir.empty() && heap_dir != "/dev/shm") n += remove_in(heap_dir.c_str(), prefix);
+  return n;
 }
 
 [[noreturn]] void holder_main(pid_t guardian) {
@@ -56,7 +62,7 @@ int remove_shm_with_prefix(const std::string& prefix) {
   for (;;) pause();
 }
 
-[[noreturn]] void guardian_main(int done_rd, int pgid_wr, const std::string& shm_prefix) {
+[[noreturn]] void guardian_main(int done_rd, int pgid_wr, const std::string& shm_prefix, const std::string& heap_dir) {
   prctl(PR_SET_NAME, "symmem-guard");
   // The guardian ends when the launcher does (EOF on done_rd), never on a signal meant
   // for the launcher's process group, such as Ctrl-C.
@@ -108,10 +114,10 @@ int remove_shm_with_prefix(const std::string& prefix) {
     // is safe. Kill and sweep twice: a PE killed inside shm_open may still create its
     // object after the first sweep.
     kill(-holder, SIGKILL);
-    remove_shm_with_prefix(shm_prefix);
+    remove_shm_with_prefix(shm_prefix, heap_dir);
     usleep(200 * 1000);
     kill(-holder, SIGKILL);
-    remove_shm_with_prefix(shm_prefix);
+    remove_shm_with_prefix(shm_prefix, heap_dir);
   }
   kill(holder, SIGKILL);
   while (waitpid(holder, nullptr, 0) < 0 && errno == EINTR) {
@@ -123,7 +129,7 @@ std::string shm_prefix(const std::string& job_id) { return std::string(kShmPrefi
 
 }  // namespace
 
-Result<Guardian> start_guardian(const std::string& job_id) {
+Result<Guardian> start_guardian(const std::string& job_id, const std::string& heap_dir) {
   int done_pipe[2], pgid_pipe[2];
   if (pipe2(done_pipe, O_CLOEXEC) != 0) return errno_status(Errc::kIo, "pipe", errno);
   if (pipe2(pgid_pipe, O_CLOEXEC) != 0) {
@@ -142,7 +148,7 @@ Result<Guardian> start_guardian(const std::string& job_id) {
   if (pid == 0) {
     close(done_pipe[1]);
     close(pgid_pipe[0]);
-    guardian_main(done_pipe[0], pgid_pipe[1], prefix);
+    guardian_main(done_pipe[0], pgid_pipe[1], prefix, heap_dir);
   }
   close(done_pipe[0]);
   close(pgid_pipe[1]);
@@ -171,6 +177,8 @@ void release_guardian(Guardian& guardian) {
   guardian.done_fd = -1;
 }
 
-int remove_job_shm(const std::string& job_id) { return remove_shm_with_prefix(shm_prefix(job_id)); }
+int remove_job_shm(const std::string& job_id, const std::string& heap_dir) {
+  return remove_shm_with_prefix(shm_prefix(job_id), heap_dir);
+}
 
 }  // namespace symmem::run

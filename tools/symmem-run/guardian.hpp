@@ -27,14 +27,16 @@ struct Guardian {
   int done_fd = -1;
 };
 
-// Must be called while the process is single-threaded.
-Result<Guardian> start_guardian(const std::string& job_id);
+// Must be called while the process is single-threaded. `heap_dir` is the PEs'
+// SYMMEM_HEAP_DIR (empty: none), swept as /dev/shm is.
+Result<Guardian> start_guardian(const std::string& job_id, const std::string& heap_dir);
 
 // Tells the guardian the job ended cleanly (the launcher has already killed the group).
 // The caller still reaps guardian.pid.
 void release_guardian(Guardian& guardian);
 
-// Removes every /dev/shm/symmem-<job_id>-* entry; returns how many were removed.
-int remove_job_shm(const std::string& job_id);
+// Removes every symmem-<job_id>-* entry of /dev/shm and of `heap_dir` (when not empty);
+// returns how many were removed.
+int remove_job_shm(const std::string& job_id, const std::string& heap_dir);
 
 }  // namespace symmem::run

@@ -20,12 +20,14 @@ namespace symmem::run {
 
 namespace {
 
-// "/dev/shm/symmem-<job>-i<k>-<rank>" or "...-i<k>-s<rank>", possibly " (deleted)":
-// instance k, whether it is the static-data object, and the rank.
+// "<dir>/symmem-<job>-i<k>-<rank>" or "...-i<k>-s<rank>", possibly " (deleted)" (dir:
+// /dev/shm, or SYMMEM_HEAP_DIR for heaps): instance k, whether it is the static-data
+// object, and the rank.
 bool parse_object(const std::string& path, const std::string& job, int* instance, bool* is_static, int* rank) {
-  const std::string pre = "/dev/shm/symmem-" + job + "-i";
-  if (path.compare(0, pre.size(), pre) != 0) return false;
-  const char* s = path.c_str() + pre.size();
+  const std::string pre = "/symmem-" + job + "-i";
+  const size_t at = path.find(pre);
+  if (at == std::string::npos || path.find('/', at + 1) != std::string::npos) return false;
+  const char* s = path.c_str() + at + pre.size();
   char* end = nullptr;
   long k = std::strtol(s, &end, 10);
   if (end == s || *end != '-') return false;

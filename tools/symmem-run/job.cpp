@@ -281,6 +281,13 @@ class Job {
  private:
   Status setup_process();
   Status spawn_all();
+  // The PEs' SYMMEM_HEAP_DIR (-x first, then ours): where their heap objects are created.
+  std::string heap_dir() const {
+    for (auto it = opts_.env.rbegin(); it != opts_.env.rend(); ++it)
+      if (it->first == "SYMMEM_HEAP_DIR") return it->second;
+    const char* d = std::getenv("SYMMEM_HEAP_DIR");
+    return d ? d : "";
+  }
   void supervise();
   void finish();
 
@@ -964,7 +971,7 @@ void Job::finish() {
         output_.message("trace: " + err);
       }
     }
-    int removed = remove_job_shm(job_id_);
+    int removed = remove_job_shm(job_id_, heap_dir());
     if (removed > 0) SYMMEM_LOG(kDebug, "symmem-run: removed %d /dev/shm objects of job %s", removed, job_id_.c_str());
   }
   if (store_) store_->stop();
@@ -978,7 +985,7 @@ int Job::run() {
     return kLauncherFailure;
   }
   // The guardian is forked while we are still single-threaded (before the store).
-  auto guardian = start_guardian(job_id_);
+  auto guardian = start_guardian(job_id_, heap_dir());
   if (!guardian.ok()) {
     output_.message(guardian.status().message());
     finish();
