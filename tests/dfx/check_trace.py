@@ -166,11 +166,10 @@ def rings_of(job):
     return [f for f in os.listdir("/dev/shm") if f.startswith("symmem-%s-trace-pe" % job)]
 
 
-def main():
-    case, run, tool, prog = sys.argv[1:5]
-    tmp = tempfile.mkdtemp(prefix="symmem-trace-test-")
-    out = os.path.join(tmp, "t.json")
-    env = dict(os.environ, SYMMEM_LOG_LEVEL="warn")
+def record(case, run, tool, prog, out, env=None):
+    """Runs trace_prog's CASE (kill, ok, standalone; see the top) with SYMMEM_TRACE so that
+    its merged trace is `out`; returns (npes, killed)."""
+    env = dict(os.environ if env is None else env, SYMMEM_LOG_LEVEL="warn")
     env.pop("SYMMEM_TRACE", None)
     if case == "standalone":
         env["SYMMEM_TRACE"] = out + ",size=2M"
@@ -209,6 +208,14 @@ def main():
             fail("symmem-run did not report the merged trace")
         if killed and m.group(5) != str(npes):
             fail("symmem-run should say that the %d PEs did not finalize" % npes)
+    return npes, killed
+
+
+def main():
+    case, run, tool, prog = sys.argv[1:5]
+    tmp = tempfile.mkdtemp(prefix="symmem-trace-test-")
+    out = os.path.join(tmp, "t.json")
+    npes, killed = record(case, run, tool, prog, out)
     with open(out) as f:
         doc = json.load(f)
     validate(doc, npes, killed)

@@ -2,12 +2,16 @@
 // SYMMEM_TRACE left in /dev/shm (jobs started by mpirun, srun, torchrun; symmem-run merges
 // its own) into one Chrome/Perfetto JSON file per job, then removes them.
 // symmem-trace list: the jobs that have rings.
+// symmem-trace html IN.json [-o OUT.html] [--max-slices N]: draws a trace-event file as one
+// self-contained HTML page (lanes, slices, arrows; zoom and pan) for any browser, offline.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "runtime/dfx_trace.hpp"
+#include "runtime/dfx_trace_html.hpp"
 
 namespace {
 
@@ -16,7 +20,10 @@ const char* kUsage =
     "       symmem-trace list [--dir DIR]\n"
     "Merges the per-PE trace rings of SYMMEM_TRACE (in /dev/shm unless --dir) into one\n"
     "trace-event JSON file (chrome://tracing, ui.perfetto.dev) per job: FILE, or the path\n"
-    "given in SYMMEM_TRACE. Without JOB_ID, every job that has rings. --keep leaves the rings.\n";
+    "given in SYMMEM_TRACE. Without JOB_ID, every job that has rings. --keep leaves the rings.\n"
+    "html draws a trace-event file as one self-contained HTML page (OUT: IN with .html): a\n"
+    "lane per PE and thread, the slices, the arrows; wheel zooms, drag pans. Over N slices\n"
+    "(default 50000) neighbours narrower than a pixel are drawn as one box.\n";
 
 }  // namespace
 
@@ -29,12 +36,22 @@ int main(int argc, char** argv) {
   const std::string cmd = argv[1];
   std::string out, dir = "/dev/shm";
   bool keep = false;
+  symmem::trace::HtmlOptions html_opt;
   std::vector<std::string> jobs;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if ((a == "-o" || a == "--out") && i + 1 < argc) out = argv[++i];
     else if (a == "--dir" && i + 1 < argc) dir = argv[++i];
     else if (a == "--keep") keep = true;
+    else if (a == "--max-slices" && i + 1 < argc) {
+      char* end;
+      const long long n = std::strtoll(argv[++i], &end, 10);
+      if (*end || n < 1) {
+        std::fprintf(stderr, "symmem-trace: --max-slices wants a positive number, not %s\n", argv[i]);
+        return 2;
+      }
+      html_opt.max_slices = size_t(n);
+    }
     else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "symmem-trace: unknown option %s\n%s", a.c_str(), kUsage);
       return 2;
@@ -42,6 +59,22 @@ int main(int argc, char** argv) {
   }
   if (cmd == "list") {
     for (const std::string& j : jobs_with_rings(dir)) std::printf("%s\n", j.c_str());
+    return 0;
+  }
+  if (cmd == "html") {
+    if (jobs.size() != 1) {
+      std::fprintf(stderr, "symmem-trace: html wants one input file\n%s", kUsage);
+      return 2;
+    }
+    HtmlResult r;
+    std::string err;
+    if (!write_trace_html(jobs[0], out, html_opt, &r, &err)) {
+      std::fprintf(stderr, "symmem-trace: %s\n", err.c_str());
+      return 1;
+    }
+    std::printf("symmem-trace: %zu lanes, %zu slices", r.lanes, r.slices);
+    if (r.merged_boxes) std::printf(" (%zu drawn alone, %zu merged boxes)", r.drawn_slices, r.merged_boxes);
+    std::printf(", %zu arrows written to %s\n", r.flows, r.out_path.c_str());
     return 0;
   }
   if (cmd != "merge") {
