@@ -14,8 +14,10 @@ MiB = 2**20
 
 
 def load(res, mode, kind):
-    p = os.path.join(res, f"{mode}-{kind}.json")
-    return json.load(open(p)) if os.path.exists(p) else None
+    """The run of `mode`-`kind` with the least load CPU, when run.sh repeated it (REPEAT)."""
+    runs = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(res, f"{mode}-{kind}.json")) +
+                                               glob.glob(os.path.join(res, f"{mode}-{kind}.r*.json")))]
+    return min(runs, key=lambda r: sum(w["load_cpu_s"] for w in r["per_worker"])) if runs else None
 
 
 def node_delta(r):
@@ -104,6 +106,9 @@ def main():
             F[m] = figures(c, load(a.res, m, "warm"))
     base = R.get("private") or next(iter(R.values()))
     cfg, model = base["config"], base["model_f32_bytes"]
+    huge = bool(base.get("heap_dir"))  # run.sh mounted a huge=always tmpfs for the heaps
+    pgs = "2 MiB pages" if huge else "4 KiB pages"
+    shm = "the heaps' huge-page tmpfs" if huge else "`/dev/shm`"
     n = base["workers"]
 
     # Outputs: equal across modes; update's requests equal to private's for version A.
@@ -132,9 +137,13 @@ def main():
              f"{cfg['vocab']}: {model / MiB:.0f} MiB as F32 ({model / 2 / MiB:.0f} MiB F16 file). {n} workers; batch 1 "
              f"and batch {base['batch']} requests of {base['prompt']} prompt + {base['gen']} generated tokens.\n")
     L.append(f"**Machine:** {cpu}, {os.cpu_count()} cores, {int(sh('grep MemTotal /proc/meminfo').split()[1]) // 1024 // 1024} GiB, "
-             f"Linux {platform.release()}, OpenBLAS core `{base.get('blas_core', '?')}`. **Load:** the machine was shared "
-             f"with other builds and tests during the run — `uptime` before: `{up_cold}`; after: `{up_after}`. "
-             f"{n} workers on {os.cpu_count()} cores time-slice, so times are noisy; ratios within one run are what to read.\n")
+             f"Linux {platform.release()}, OpenBLAS core `{base.get('blas_core', '?')}`. **Load:** "
+             f"`uptime` before: `{up_cold}`; after: `{up_after}`. "
+             f"{n} workers on {os.cpu_count()} cores time-slice, so times are noisy; ratios within one run are what to read. "
+             + ("**Pages:** 2 MiB: the symmetric heaps on a tmpfs mounted with `huge=always` (`SYMMEM_HEAP_DIR`, "
+                "docs/memory.md), the private copies in transparent huge pages (`madvise`); `HUGE=0 run.sh` gives "
+                "4 KiB pages everywhere.\n" if huge else
+                "**Pages:** 4 KiB (`HUGE=0`, or no tmpfs could be mounted).\n"))
     L.append("## Results\n")
     L.append("| mode | per-worker PSS | per-worker USS | Σ ΔPSS | node Δ | agree | load wall cold / warm | load CPU Σ cold / warm | tok/s b=1 | tok/CPU-s b=1 | p50 / p99 b=1 | tok/s b=" + str(base["batch"]) + " | tok/CPU-s b=" + str(base["batch"]) + " | p50 / p99 b=" + str(base["batch"]) + " | output |")
     L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -187,7 +196,8 @@ def main():
         floor = cap(conv1)
         mm_map = (f"; `mmap` maps its {model / MiB:.0f} MiB file for {1e3 * F['mmap']['lph']['map'] / F['mmap']['n']:.1f} ms "
                   f"per worker ({F['mmap']['lph_flt']['map']:.0f} faults: the page cache of an ext4 file holds large folios, "
-                  f"mapped many pages per fault, while `/dev/shm` here has 4 KiB pages only)" if "mmap" in lm else "")
+                  f"mapped many pages per fault" + (", as the heaps' 2 MiB pages are)" if huge else ", while `/dev/shm` here has 4 KiB pages only)")
+                  if "mmap" in lm else "")
         L.append("")
         ab = {m: load(a.res, m, "ab2") for m in ("private", "symm")}
         ab_line, ab_alloc, ab_copy = "", None, None
@@ -205,18 +215,18 @@ def main():
                        f"{sum(sph.values()):.2f} s in all (alloc {sph['alloc']:.2f}, convert {sph['convert']:.2f}, map "
                        f"{sph['map']:.2f}). Against {s_['n']} private copies at that per-copy cost "
                        f"({s_['n']} × {per_copy:.2f} s), `symm`'s {s_['load_cpu_cold']:.2f} s is "
-                       f"{s_['n'] * per_copy / s_['load_cpu_cold']:.1f}× less work; below the cap because its one copy in "
-                       f"`/dev/shm` (alloc + convert, {sph['alloc'] + sph['convert']:.2f} s) costs "
-                       f"{(sph['alloc'] + sph['convert']) / per_copy:.2f}× a private copy in anonymous memory (a `/dev/shm` "
+                       f"{s_['n'] * per_copy / s_['load_cpu_cold']:.1f}× less work; its one copy in "
+                       f"{shm} (alloc + convert, {sph['alloc'] + sph['convert']:.2f} s) costs "
+                       f"{(sph['alloc'] + sph['convert']) / per_copy:.2f}× a private copy in anonymous memory (a tmpfs "
                        f"page goes through the page cache: inserted at `fallocate`, looked up at its first fault).")
         L.append(f"One worker's conversion in `private` costs {conv1:.2f} s here ({p_['n']} workers on {os.cpu_count()} "
                  f"cores); `symm` converts the model once in all ({s_['lph']['alloc'] + s_['lph']['convert']:.2f} s with "
                  f"the commit, over {s_['n']} workers) and then every worker maps the {model / MiB:.0f} MiB it reads: "
-                 f"{1e3 * mapw:.0f} ms each{mm_map}. With 4 KiB pages that mapping is paid per worker: even if the "
+                 f"{1e3 * mapw:.0f} ms each{mm_map}. With {pgs} that mapping is paid per worker: even if the "
                  f"conversion cost `symm` no more than one private copy, the load-work ratio would be at most "
                  f"{s_['n']} / (1 + {s_['n']} × {mapw:.3f} / {conv1:.2f}) = {floor:.1f}× rather than {s_['n']}×"
                  f"@CAP2@; measured: {p_['load_cpu_cold'] / s_['load_cpu_cold']:.1f}×. *alloc* is the commit of the heap "
-                 f"part (`fallocate`) and with the conversion's first touch of the `/dev/shm` pages it is the page "
+                 f"part (`fallocate`) and with the conversion's first touch of the {shm} pages it is the page "
                  f"allocation `private` pays in its own page faults, once per model instead of once per worker"
                  + (f" ({ab_alloc:.2f} s in all at 2 workers, {s_['lph']['alloc']:.2f} s at {s_['n']}: it follows the "
                     f"bytes committed, not the barriers)" if ab_alloc is not None else "")
@@ -264,7 +274,7 @@ def main():
                  f"{p['load_cpu_cold'] / s['load_cpu_cold']:.1f}× cold, {p['load_cpu_warm'] / s['load_cpu_warm']:.1f}× warm; "
                  f"wall {p['load_wall_cold'] / s['load_wall_cold']:.1f}× cold, {p['load_wall_warm'] / s['load_wall_warm']:.1f}× warm"
                  + (f"; against {n} copies at the 2-worker per-copy cost: {s['per_copy_ratio']:.1f}×" if "per_copy_ratio" in s else "")
-                 + (f"; per-worker mapping with 4 KiB pages caps that at {s['floor_ratio']:.1f}× (see the load table)"
+                 + (f"; per-worker mapping with {pgs} caps that at {s['floor_ratio']:.1f}× (see the load table)"
                     if "floor_ratio" in s else "") + " |")
         L.append(f"| equal throughput; batch 1 within 5 % of `private` | `symm` / `private` tok/s: "
                  f"{s['tps_b1'] / p['tps_b1']:.2f} at batch 1, {s['tps_bB'] / p['tps_bB']:.2f} at batch {base['batch']}; "
@@ -306,8 +316,14 @@ def main():
              "other half when they first switch to it (the faults while serving in its row).\n")
     L.append("- Synthetic weights, shortened model (the preset's layer shape, fewer layers); per-layer figures scale with "
              "the layer count. `PRESET=llama7b-slice LAYERS=2` runs the seed's LLaMA-7B layer shape.\n"
-             "- 4 KiB pages only (`/dev/shm` has no `huge=`, no hugetlb reserve); page tables for the shared copy are "
-             "paid per worker (in the node figure, not in PSS).\n"
+             + ("- 2 MiB pages need a tmpfs mounted with `huge=always` (or hugetlbfs): run.sh mounts one as root. "
+                "`/dev/shm` itself has 4 KiB pages here, with which every worker takes many more faults to map "
+                "the shared copy (`HUGE=0 run.sh` measures that).\n" if huge else
+                "- 4 KiB pages (`/dev/shm`); page tables for the shared copy are paid per worker (in the node figure, "
+                "not in PSS). Run as root for 2 MiB pages (run.sh mounts a `huge=always` tmpfs for the heaps).\n")
+             + "- run.sh touches 80 % of the available memory once before measuring: a virtual machine may back "
+             "memory only at its first touch (15× the cost of a later one on this VM), which would otherwise land on "
+             "whichever mode ran first.\n"
              "- The symmetric allocation is as large as the largest PE's part; the matrices are used as row blocks of at "
              "most 4 MiB (in every mode) so the parts balance.\n"
              "- One NUMA node: nothing here says how a shared copy behaves across sockets.\n")

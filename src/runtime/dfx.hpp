@@ -294,7 +294,7 @@ class CollScope {
   Dfx& d_;
   bool outer_;
   uint32_t prev_call_ = 0, prev_state_ = 0;
-  CollEvent ev_{};
+  CollEvent ev_;  // written by the constructor of an outer scope only (no zeroing first: this is on every collective)
 };
 
 uint64_t now_ns();  // CLOCK_MONOTONIC
