@@ -254,7 +254,7 @@ def main():
                  f"{u['publish_s'] / max(u['publishes'], 1):.2f} s each) while {n - 1} readers served; the readers switched "
                  f"{u['switches']} times in all; a request boundary (read the epoch, and on a change switch tables "
                  f"and acknowledge) took {u['stall_mean'] * 1e6:.1f} µs on average, the longest switch "
-                 f"{u['stall_max'] * 1e6:.0f} µs (wall time: it includes being descheduled on this loaded machine); and {u['torn']} requests saw a torn layer (a per-layer version tag checked "
+                 f"{u['stall_max'] * 1e6:.0f} µs (wall time: it includes being descheduled: {n} workers share {os.cpu_count()} cores); and {u['torn']} requests saw a torn layer (a per-layer version tag checked "
                  f"before and after every request). The double buffer holds two copies in the heap while an update "
                  f"is possible (node Δ above).\n")
 
