@@ -333,8 +333,8 @@ bool broadcast_in_sync(Group& g, void* dest, const void* src, size_t bytes, int 
 // and a root runs up to `depth` broadcasts ahead of the slowest member.
 // Before filling a box, its filler waits for the owner's done to reach k - depth: in place
 // on the node; across nodes from the root's last reading of it (mailbox_seen), read again
-// over UCX only when that reading no longer frees the box (about once per `depth` calls
-// while the members keep up). Returns false where routes do not follow nodes.
+// over UCX only when that reading no longer frees the box (once per depth / 2 calls at
+// most). Returns false where routes do not follow nodes.
 bool broadcast_mailbox(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets) {
   Runtime::Impl* rt = g.rt();
   const Runtime::Impl::GroupNodes& gn = rt->group_nodes(g.start(), g.stride(), g.size());
@@ -359,11 +359,16 @@ bool broadcast_mailbox(Group& g, void* dest, const void* src, size_t bytes, int 
       if (!rt->off_node(pe)) continue;
       const int i = g.index_of(pe);
       const Group::Mailbox m = g.mailbox(i, k);
-      for (int64_t start = 0; int32_t(seen[i] - free_at) < 0;) {
-        rt->rget(&seen[i], &m.done->v, sizeof(uint32_t), pe);
-        if (int32_t(seen[i] - free_at) >= 0) break;
-        rt->check_net_wait(&start, pe, "broadcast (a full mailbox)");
-        sched_yield();
+      if (int32_t(seen[i] - free_at) < 0) {
+        // Read again, until half the ring is free: a root faster than that node then reads
+        // once per depth / 2 calls, not at every call once it has run ahead.
+        const uint32_t want = k - depth / 2;
+        for (int64_t start = 0;;) {
+          rt->rget(&seen[i], &m.done->v, sizeof(uint32_t), pe);
+          if (int32_t(seen[i] - want) >= 0) break;
+          rt->check_net_wait(&start, pe, "broadcast (a full mailbox)");
+          sched_yield();
+        }
       }
       rt->ucx_put(m.box, src, bytes, pe, true);  // blocking: src is free on return
       sent = true;
