@@ -60,6 +60,9 @@ class Group {
   virtual uint32_t next_mailbox_seq() { return 0; }
   virtual unsigned mailbox_depth() const { return 0; }
   virtual Mailbox mailbox(int /*i*/, uint32_t /*k*/) const { return {nullptr, nullptr, nullptr}; }
+  // Across nodes: this PE's last reading of each member's bcast_done (a root reads another
+  // node's copy only when its cached one no longer frees the box it fills).
+  virtual uint32_t* mailbox_seen() { return nullptr; }
   // A 64-bit word per member for collect's sizes: written by its owner before the next
   // sync, read by the others after it.
   virtual uint64_t* size_word(int i, unsigned parity) const = 0;
@@ -99,6 +102,10 @@ class TeamGroup final : public Group {
   Mailbox mailbox(int i, uint32_t k) const override {
     TeamSlot* s = t_->slot_of(world_pe(i));
     return {&s->bcast_ready[k % kBcastBoxes], &s->bcast_done, s->bcast_box[k % kBcastBoxes]};
+  }
+  uint32_t* mailbox_seen() override {
+    if (t_->bcast_seen.size() != size_t(t_->size)) t_->bcast_seen.assign(size_t(t_->size), 0);
+    return t_->bcast_seen.data();
   }
 
  private:

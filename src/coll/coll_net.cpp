@@ -4,6 +4,8 @@
 // (Runtime::Impl::net_sync / PsyncGroup::net_sync). Reductions and scans combine operands in
 // member order 0, 1, ..., n-1, as the on-node algorithms do, so every member computes the
 // same bits.
+#include <sched.h>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -60,6 +62,7 @@ bool fcollect_in_sync(Group& g, void* dest, const void* src, size_t bytes);
 bool alltoall_in_sync(Group& g, void* dest, const void* src, size_t block);
 
 bool broadcast_in_sync(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets);
+bool broadcast_mailbox(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets);
 
 // Some node holds several members (else each member is alone on its node: nothing to save).
 bool nodes_shared(Group& g) {
@@ -110,6 +113,7 @@ void net_pieces(Group& g, void* dest, const void* src, int pieces, P piece, bool
 
 void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets) {
   if (bytes == 0) return;
+  if (bytes <= g.mailbox_bytes() && broadcast_mailbox(g, dest, src, bytes, root, root_gets)) return;
   if (bytes * size_t(g.size()) <= kInSyncBytes * 4 && broadcast_in_sync(g, dest, src, bytes, root, root_gets)) return;
   Runtime::Impl* rt = g.rt();
   const int me = g.me();
@@ -314,6 +318,82 @@ bool broadcast_in_sync(Group& g, void* dest, const void* src, size_t bytes, int 
       if (i == root && (me != root || root_gets)) std::memmove(dest, b, bytes);
     }
   });
+}
+
+// Small team broadcasts without a team sync, through the members' mailboxes (team/team.hpp
+// TeamSlot::bcast_*; the k-th small broadcast of the team uses box k % depth everywhere).
+// The root puts its data into the box of each other node's leader over UCX, then, after a
+// fence, adds `depth` to that leader's ready word (one posted atomic); it copies the data
+// into the boxes of its own node's other members through shared memory. A leader of
+// another node waits for its ready word (driving UCX), forwards the box to its node's
+// other members through shared memory, and copies it out; the others copy out of their own
+// box. Every member then sets its done word to k: its box k % depth is free again. Nobody
+// reads another PE's dest or source, and the root's puts are complete locally when it
+// returns, so every buffer may change on return; a member returns once it holds the data,
+// and a root runs up to `depth` broadcasts ahead of the slowest member.
+// Before filling a box, its filler waits for the owner's done to reach k - depth: in place
+// on the node; across nodes from the root's last reading of it (mailbox_seen), read again
+// over UCX only when that reading no longer frees the box (once per depth / 2 calls at
+// most). Returns false where routes do not follow nodes.
+bool broadcast_mailbox(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets) {
+  Runtime::Impl* rt = g.rt();
+  const Runtime::Impl::GroupNodes& gn = rt->group_nodes(g.start(), g.stride(), g.size());
+  if (!gn.routes_follow_nodes) return false;
+  const int me = g.me(), root_pe = g.world_pe(root);
+  const uint32_t k = g.next_mailbox_seq(), depth = g.mailbox_depth();
+  const uint32_t free_at = k - depth;  // a box is free once its owner's done reached this
+  const Group::Mailbox mine = g.mailbox(me, k);
+  auto fill_mates = [&](const void* from) {  // this node's other members, the root aside
+    for (int i : gn.mates) {
+      if (i == root) continue;
+      const Group::Mailbox m = g.mailbox(i, k);
+      rt->wait_word_ge(m.done, free_at);
+      std::memcpy(m.box, from, bytes);
+      Runtime::Impl::add_word(m.ready, depth);
+    }
+  };
+  if (me == root) {
+    uint32_t* seen = g.mailbox_seen();
+    bool sent = false;
+    for (int pe : gn.leaders) {
+      if (!rt->off_node(pe)) continue;
+      const int i = g.index_of(pe);
+      const Group::Mailbox m = g.mailbox(i, k);
+      if (int32_t(seen[i] - free_at) < 0) {
+        // Read again, until half the ring is free: a root faster than that node then reads
+        // once per depth / 2 calls, not at every call once it has run ahead.
+        const uint32_t want = k - depth / 2;
+        for (int64_t start = 0;;) {
+          rt->rget(&seen[i], &m.done->v, sizeof(uint32_t), pe);
+          if (int32_t(seen[i] - want) >= 0) break;
+          rt->check_net_wait(&start, pe, "broadcast (a full mailbox)");
+          sched_yield();
+        }
+      }
+      rt->ucx_put(m.box, src, bytes, pe, true);  // blocking: src is free on return
+      sent = true;
+    }
+    if (sent) {
+      rt->ucx_->fence();
+      for (int pe : gn.leaders)
+        if (rt->off_node(pe)) rt->radd32(&g.mailbox(g.index_of(pe), k).ready->v, depth, pe);
+    }
+    fill_mates(src);
+    Runtime::Impl::add_word(mine.ready, depth);  // every box's ready counts every use of it
+    Runtime::Impl::notify(mine.done, k);
+    if (root_gets) move_local(dest, src, bytes);
+    return true;
+  }
+  if (rt->off_node(root_pe) && g.world_pe(me) == gn.leader) {
+    rt->net_wait([&] { return int32_t(mine.ready->v.load(std::memory_order_acquire) - k) >= 0; }, root_pe,
+                 "broadcast");
+    fill_mates(mine.box);
+  } else {  // filled by the root, or by this node's leader
+    rt->wait_word_ge(mine.ready, k);
+  }
+  std::memcpy(dest, mine.box, bytes);
+  Runtime::Impl::notify(mine.done, k);
+  return true;
 }
 
 // Every member's whole source travels; each PE keeps its column.

@@ -161,7 +161,9 @@ Runtime::Impl::GroupNodes& Runtime::Impl::group_nodes(int start, int stride, int
     if (n == node_index_[size_t(rank_)]) {
       if (g.leader < 0) g.leader = pe;
       ++g.local;
+      if (pe != rank_) g.mates.push_back(i);
     }
+    if (pe != rank_ && (n == node_index_[size_t(rank_)]) != (route_of_[pe] == Route::kShm)) g.routes_follow_nodes = false;
   }
   if (group_nodes_cache_.size() >= 16) group_nodes_cache_.erase(group_nodes_cache_.begin());
   group_nodes_cache_.push_back(std::move(g));

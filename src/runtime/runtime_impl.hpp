@@ -254,6 +254,11 @@ struct Runtime::Impl {
     int my_leader = -1;        // index of this node's leader in `leaders`
     int leader = -1;           // world PE of this node's leader
     int local = 0;             // members on this node
+    std::vector<int> mates;    // the other members on this node (member numbers, ascending)
+    // Every other member of this node is on the shm route and every member of another node
+    // on UCX (false with SYMMEM_TRANSPORT=ucx): the algorithms that copy within a node
+    // through shared memory and send between nodes over UCX apply.
+    bool routes_follow_nodes = true;
   };
   GroupNodes& group_nodes(int start, int stride, int size);
   // Cross-node form of strided_sync (runtime/remote.cpp).

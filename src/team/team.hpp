@@ -50,6 +50,10 @@ struct TeamSlot {
   // slow members by up to kBcastBoxes broadcasts, so PEs that share a core take turns
   // through several broadcasts per context switch instead of one (8 boxes -> 32: 8-byte
   // broadcasts at 4 PEs on 2 cores 0.71-0.95 -> 0.28-0.36 us; docs/collectives.md).
+  // A team across nodes uses the same boxes differently (coll_net.cpp broadcast_mailbox):
+  // the root fills each other node's leader's box over UCX and the leader forwards it to its
+  // node; there bcast_ready[r] grows by kBcastBoxes per broadcast of that box, whoever fills
+  // it (an add, so a remote atomic can set it).
   WaitWord bcast_ready[kBcastBoxes];
   WaitWord bcast_done;
   alignas(64) char bcast_box[kBcastBoxes][kBcastBoxBytes];
@@ -68,6 +72,7 @@ struct TeamState {
   uint32_t* epoch = nullptr;  // syncs done on this team by this PE
   uint32_t own_epoch = 0;
   uint32_t bcast_seq = 0;  // small broadcasts done on this team by this PE (mailbox)
+  std::vector<uint32_t> bcast_seen;  // across nodes: coll::Group::mailbox_seen
   int num_contexts = 0;
   bool predefined = false;
 

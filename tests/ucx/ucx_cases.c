@@ -18,6 +18,15 @@
  *             middle and over 64 KiB sizes and a 64 KiB sum on the same teams: every byte where the standard
  *             puts it; each PE overwrites its dest as soon as the call returns (a member
  *             still copying from another's dest would see it).
+ *  bcast      back-to-back small broadcasts (1 B .. 2 KiB, every root, roots in turn and
+ *             one root many times in a row past the mailbox ring) on the world and on
+ *             subset and strided teams; every PE overwrites its dest and its source as soon
+ *             as a call returns, and one PE at a time arrives late (sleeps first).
+ *  bcast-ahead the last PE (another node than the root, PE 0) enters its broadcasts only
+ *             once every other PE has returned from all 8 of them: small broadcasts need no
+ *             team sync (a PE leaves once it holds the data). A sync per call would keep the
+ *             others in broadcast 1: the last PE then gives up waiting after 10 s (failure)
+ *             and joins, so the job ends either way.
  */
 #include <signal.h>
 #include <stdint.h>
@@ -277,12 +286,111 @@ static int data_coll_case(void) {
   return failures;
 }
 
+/* Byte j of the c-th broadcast's data. */
+static unsigned char bpat(int c, size_t j) { return (unsigned char)(c * 29 + j * 11 + (j >> 7) + 1); }
+
+/* One small broadcast of `b` bytes from `root` (call number c): checked, then the PE's
+ * dest and source are overwritten at once (a PE still reading them would deliver that). */
+static void bcast_one(shmem_team_t team, unsigned char* dst, unsigned char* src, size_t b, int root, int c) {
+  const int m = shmem_team_my_pe(team), tn = shmem_team_n_pes(team);
+  for (size_t j = 0; j < b; ++j) src[j] = m == root ? bpat(c, j) : (unsigned char)(0x5A ^ j);
+  memset(dst, 0xCD, b + 8);
+  CHECK(shmem_broadcastmem(team, dst, src, b, root) == 0, "broadcastmem failed");
+  size_t bad = 0;
+  for (size_t j = 0; j < b; ++j) bad += dst[j] != bpat(c, j);
+  memset(src, 0xEE, b);
+  memset(dst, 0xEF, b);
+  CHECK(bad == 0, "team of %d, member %d: broadcast %d of %zu B from %d: %zu bytes wrong", tn, m, c, b, root, bad);
+  CHECK(dst[b] == 0xCD, "team of %d, member %d: broadcast %d of %zu B wrote past its end", tn, m, c, b);
+}
+
+static void bcast_on(shmem_team_t team, int rep) {
+  static const size_t sizes[] = {1, 2, 3, 7, 8, 16, 63, 64, 100, 255, 512, 513, 1000, 1023, 1024, 1025, 1500, 2047, 2048};
+  enum { kSizes = sizeof sizes / sizeof sizes[0] };
+  unsigned char* src = shmem_malloc(4096);
+  unsigned char* dst = shmem_malloc(4096);
+  if (team != SHMEM_TEAM_INVALID) {
+    const int m = shmem_team_my_pe(team), tn = shmem_team_n_pes(team);
+    int c = rep * 100000;
+    /* every size from every root, the roots in turn; now and then one member is late */
+    for (int s = 0; s < kSizes; ++s)
+      for (int root = 0; root < tn; ++root, ++c) {
+        if (c % 7 == 0 && m == (c / 7) % tn) nap_ms(3);
+        bcast_one(team, dst, src, sizes[s], root, c);
+      }
+    /* one root 70 times in a row (past the 32 mailboxes twice) while the last member
+     * arrives 50 ms late and another naps halfway */
+    for (int root = 0; root < tn; root += tn > 2 ? tn - 1 : 1)
+      for (int i = 0; i < 70; ++i, ++c) {
+        if (i == 0 && m == tn - 1 && m != root) nap_ms(50);
+        if (i == 35 && m == (root + 1) % tn && m != root) nap_ms(20);
+        bcast_one(team, dst, src, sizes[(size_t)i % kSizes], root, c);
+      }
+    shmem_team_sync(team);
+  }
+  shmem_free(dst);
+  shmem_free(src);
+}
+
+static int bcast_case(void) {
+  const int n = shmem_n_pes();
+  shmem_team_t odd = SHMEM_TEAM_INVALID, tail = SHMEM_TEAM_INVALID, rev = SHMEM_TEAM_INVALID, even = SHMEM_TEAM_INVALID;
+  /* 1..n-1; 1, 3, ...; 0, 3, 6, ...; 0, 2, 4, ... (one member per node on 2x2 and 3x5) */
+  if (n >= 3) shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 1, n - 1, NULL, 0, &tail);
+  if (n >= 2) shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 2, n / 2, NULL, 0, &odd);
+  if (n >= 4) shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 3, (n + 2) / 3, NULL, 0, &rev);
+  if (n >= 3) shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, (n + 1) / 2, NULL, 0, &even);
+  for (int rep = 0; rep < 2; ++rep) {
+    bcast_on(SHMEM_TEAM_WORLD, rep);
+    bcast_on(odd, rep);
+    bcast_on(tail, rep);
+    bcast_on(rev, rep);
+    bcast_on(even, rep);
+  }
+  if (even != SHMEM_TEAM_INVALID) shmem_team_destroy(even);
+  if (odd != SHMEM_TEAM_INVALID) shmem_team_destroy(odd);
+  if (tail != SHMEM_TEAM_INVALID) shmem_team_destroy(tail);
+  if (rev != SHMEM_TEAM_INVALID) shmem_team_destroy(rev);
+  shmem_barrier_all();
+  return failures;
+}
+
+static int bcast_ahead_case(void) {
+  enum { kCalls = 8 };
+  const int me = shmem_my_pe(), n = shmem_n_pes(), late = n - 1;
+  long* back = shmem_calloc(1, sizeof(long));
+  unsigned char* src = shmem_malloc(64);
+  unsigned char* dst = shmem_malloc(64);
+  shmem_barrier_all();
+  if (me == late) {
+    /* the others have returned from every broadcast before this PE enters the first */
+    const int limit_ms = 10000;
+    int waited = 0;
+    while (shmem_long_atomic_fetch(back, me) < n - 1 && waited < limit_ms) nap_ms(1), ++waited;
+    const long got = shmem_long_atomic_fetch(back, me);
+    CHECK(got == n - 1, "after %d ms only %ld of %d PEs returned from %d broadcasts this PE had not entered",
+          waited, got, n - 1, kCalls);
+  }
+  for (int c = 0; c < kCalls; ++c) bcast_one(SHMEM_TEAM_WORLD, dst, src, 8 + (size_t)c, 0, c);
+  if (me != late) shmem_long_atomic_inc(back, late);
+  shmem_barrier_all();
+  shmem_free(dst);
+  shmem_free(src);
+  shmem_free(back);
+  return failures;
+}
+
 int main(int argc, char** argv) {
   const char* c = argc > 1 ? argv[1] : "progress";
   shmem_init();
   const int me = shmem_my_pe(), n = shmem_n_pes();
-  if (strcmp(c, "progress") == 0 || strcmp(c, "team-reduce") == 0 || strcmp(c, "data-coll") == 0) {
-    int f = c[0] == 'p' ? progress_case() : c[0] == 't' ? team_reduce_case() : data_coll_case();
+  if (strcmp(c, "progress") == 0 || strcmp(c, "team-reduce") == 0 || strcmp(c, "data-coll") == 0 ||
+      strcmp(c, "bcast") == 0 || strcmp(c, "bcast-ahead") == 0) {
+    int f = c[0] == 'p'                        ? progress_case()
+            : c[0] == 't'                      ? team_reduce_case()
+            : c[0] == 'd'                      ? data_coll_case()
+            : strcmp(c, "bcast") == 0          ? bcast_case()
+                                               : bcast_ahead_case();
     shmem_finalize();
     return f ? 1 : 0;
   }
