@@ -13,12 +13,9 @@
 
 namespace symmem::dfx {
 
-namespace {
+__thread const CollEvent* t_coll_ev = nullptr;
 
-// This thread's outermost collective. initial-exec: a load from the thread pointer, not a
-// __tls_get_addr call per collective (16 bytes of the static TLS glibc keeps for libraries).
-__attribute__((tls_model("initial-exec"))) thread_local CollScope* t_coll = nullptr;
-__attribute__((tls_model("initial-exec"))) thread_local const CollEvent* t_coll_ev = nullptr;
+namespace {
 
 // Relaxed read-modify-write of a word only this PE writes (threads of one PE may lose an
 // increment of `progress`, which is a hint, never a count).
@@ -56,6 +53,7 @@ const char* op_name(Op op) {
 Dfx::Dfx() : page_(nullptr), own_(new Page()) {
   page_ = own_.get();
   page_->name_count.store(1, std::memory_order_relaxed);  // id 0: no call
+  for (size_t op = size_t(Op::kBarrier); op < size_t(Op::kCount); ++op) coll_call_[op] = intern(op_name(Op(op)));
 }
 
 Dfx::~Dfx() = default;
@@ -227,67 +225,24 @@ CallScope::~CallScope() {
   bump(p->progress);
 }
 
-#if SYMMEM_DFX_HOOKS
-CollScope::CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me, const CollArgs& a)
-    : d_(d), outer_(t_coll == nullptr) {
-  if (!outer_) return;
-  t_coll = this;
-  Page* p = d.page_;
-  const uint32_t seq = p->lane_seq[lane].load(std::memory_order_relaxed) + 1;
-  p->lane_seq[lane].store(seq, std::memory_order_relaxed);
-  // Threads of one PE may run collectives on different teams at once: each claims a slot.
-  const uint64_t k = p->coll_count.fetch_add(1, std::memory_order_relaxed);
-  CollRecord& r = p->colls[k % kCollRing];
-  const uint32_t rs = r.seq.load(std::memory_order_relaxed);
-  r.seq.store(rs + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-  r.op = uint16_t(op);
-  r.lane = uint16_t(lane);
-  r.team_seq = seq;
-  r.done.store(0, std::memory_order_relaxed);
-  r.root = a.root;
-  r.elem_size = a.elem_size;
-  r.bytes = a.bytes;
-  r.redop = a.redop;
-  r.call_id = d.intern(op_name(op));
-  r.dest = reinterpret_cast<uintptr_t>(a.dest);
-  r.src = reinterpret_cast<uintptr_t>(a.src);
-  r.call_site = 0;
-  r.t_enter_ns = d.tools_ ? now_ns() : 0;
-  r.team_start = start;
-  r.team_stride = stride;
-  r.team_size = size;
-  r.team_id = d.lane_team_[lane];
-  r.team_rel = seq - d.lane_base_[lane];
-  r.seq.store(rs + 2, std::memory_order_release);
-  prev_call_ = p->call_id.load(std::memory_order_relaxed);
-  prev_state_ = p->state.load(std::memory_order_relaxed);
-  p->call_id.store(r.call_id, std::memory_order_relaxed);
-  p->state.store(uint32_t(State::kInCall), std::memory_order_release);
-  ev_ = {op, lane, seq, start, stride, size, me, a.root, a.bytes, a.elem_size, a.redop, a.dest, a.src, &r, 0,
-         r.team_id, r.team_rel};
-  t_coll_ev = &ev_;
-  if (SYMMEM_DFX_UNLIKELY(d.tools_ != 0))
-    for (auto& h : d.hooks_) h->coll_begin(ev_);
+void Dfx::coll_begin(CollEvent& ev, int start, int stride, int size, int me, const CollArgs& a) {
+  ev.start = start;
+  ev.stride = stride;
+  ev.size = size;
+  ev.me = me;
+  ev.root = a.root;
+  ev.bytes = a.bytes;
+  ev.elem_size = a.elem_size;
+  ev.redop = a.redop;
+  ev.dest = a.dest;
+  ev.src = a.src;
+  ev.t0_ns = 0;
+  for (auto& h : hooks_) h->coll_begin(ev);
 }
 
-CollScope::~CollScope() {
-  if (!outer_) return;
-  Page* p = d_.page_;
-  if (SYMMEM_DFX_UNLIKELY(d_.tools_ != 0))
-    for (auto& h : d_.hooks_) h->coll_end(ev_);
-  CollRecord& r = *ev_.record;
-  r.done.store(1, std::memory_order_release);  // one word: readers need no sequence for it
-  p->call_id.store(prev_call_, std::memory_order_relaxed);
-  p->state.store(prev_state_, std::memory_order_release);
-  bump(p->progress);
-  t_coll = nullptr;
-  t_coll_ev = nullptr;
+void Dfx::coll_end(CollEvent& ev) {
+  for (auto& h : hooks_) h->coll_end(ev);
 }
-
-#endif
-
-const CollEvent* CollScope::current() { return t_coll_ev; }
 
 void Dfx::coll_arrived() {
   if (SYMMEM_DFX_UNLIKELY(tools_ != 0) && t_coll_ev != nullptr)

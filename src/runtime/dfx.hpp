@@ -33,6 +33,8 @@ namespace symmem::dfx {
 #define SYMMEM_DFX_HOOKS 1
 #endif
 
+uint64_t now_ns();  // CLOCK_MONOTONIC
+
 enum Tool : uint32_t { kToolCheck = 1, kToolStats = 2, kToolTrace = 4, kToolRace = 8 };
 
 // One point-to-point operation, as the tools see it.
@@ -68,6 +70,7 @@ struct CollEvent {
 };
 
 struct WaitDesc;
+struct CollArgs;
 
 class ToolHooks {
  public:
@@ -190,6 +193,10 @@ class Dfx {
   // A split put a new team into `lane` (called inside the split's collective): later
   // records of the lane name that team and number its collectives from 1.
   void team_created(int lane, int parent_lane, int start, int stride, int size);
+  // A tool is on: the rest of the outer collective's event (CollScope filled op, lane,
+  // team_seq, record, team_id, team_rel), then every tool's coll_begin / coll_end.
+  void coll_begin(CollEvent& ev, int start, int stride, int size, int me, const CollArgs& a);
+  void coll_end(CollEvent& ev);
 
   // Names an address for a report: "'halo' (malloc #3, 64 KiB) +4096", "static 'target' +0".
   std::string describe(const void* addr) const;
@@ -220,6 +227,7 @@ class Dfx {
   std::map<uint64_t, Allocation> allocs_;  // by offset
   uint32_t lane_team_[kTeamLanes] = {0, 1};  // team id in each lane (world 0, shared 1)
   uint32_t lane_base_[kTeamLanes] = {};      // lane_seq when that team arrived
+  uint16_t coll_call_[size_t(Op::kCount)] = {};  // names index of each op, interned at construction
 };
 
 #if SYMMEM_DFX_HOOKS
@@ -231,6 +239,12 @@ class OpScope {
           const void* aux = nullptr)
       : d_(SYMMEM_DFX_UNLIKELY(d.tools_ != 0) ? &d : nullptr) {
     if (SYMMEM_DFX_UNLIKELY(d_ != nullptr)) d.op_begin(ev_, op, call, addr, n, pe, local, __builtin_return_address(0), aux);
+  }
+  // The same, in an out-of-line path taken only when a tool is on: `site` is the return
+  // address its caller took on its own frame.
+  OpScope(void* site, Dfx& d, Op op, const char* call, const void* addr, size_t n, int pe, const void* local = nullptr)
+      : d_(&d) {
+    d.op_begin(ev_, op, call, addr, n, pe, local, site, nullptr);
   }
   ~OpScope() {
     if (SYMMEM_DFX_UNLIKELY(d_ != nullptr)) d_->op_end(ev_);
@@ -275,29 +289,115 @@ struct CollArgs {
   const void* src = nullptr;
 };
 
+// This thread's outermost collective (CollScope), or null. __thread, initial-exec: one load
+// from the thread pointer inline, no TLS wrapper or __tls_get_addr call per collective.
+extern __thread const CollEvent* t_coll_ev __attribute__((tls_model("initial-exec")));
+
 // A collective on one team lane: numbered, recorded in the page's ring, shown to the tools.
 // A collective inside another (the barrier of a malloc, the syncs of a broadcast) is part
 // of the outer one and records nothing.
+//
+// Always on, and a 2-PE barrier lasts ~0.1 us, so with every tool off this is inline, with
+// no locked instruction and no call: the lane's number, one ring record (what the hang
+// report and pe_status read) and the page's call and state, plain stores to lines only this
+// PE writes. With a tool on, the record's tool fields (addresses, entry time), the whole
+// event and the hooks follow (Dfx::coll_begin, out of line).
 class CollScope {
  public:
 #if SYMMEM_DFX_HOOKS
-  CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me, const CollArgs& a = {});
-  ~CollScope();
+  [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me,
+                                   const CollArgs& a = {})
+      : d_(d), outer_(t_coll_ev == nullptr) {
+    if (outer_) enter(op, lane, start, stride, size, me, a);
+  }
+  [[gnu::always_inline]] ~CollScope() {
+    if (outer_) leave();
+  }
 #else
   CollScope(Dfx& d, Op, int, int, int, int, int, const CollArgs& = {}) : d_(d), outer_(false) {}
 #endif
   CollScope(const CollScope&) = delete;
   CollScope& operator=(const CollScope&) = delete;
-  static const CollEvent* current();  // this thread's outermost collective, or null
+  // This thread's outermost collective, or null. With every tool off only op, lane,
+  // team_seq, record, team_id and team_rel are set (what the page and team splits use).
+  static const CollEvent* current() { return t_coll_ev; }
 
  private:
+#if SYMMEM_DFX_HOOKS
+  [[gnu::always_inline]] void enter(Op op, int lane, int start, int stride, int size, int me, const CollArgs& a) {
+    Dfx& d = d_;
+    Page* p = d.page_;
+    const bool tools = SYMMEM_DFX_UNLIKELY(d.tools_ != 0);
+    t_coll_ev = &ev_;
+    const uint32_t seq = p->lane_seq[lane].load(std::memory_order_relaxed) + 1;
+    p->lane_seq[lane].store(seq, std::memory_order_relaxed);
+    // With a tool on, threads of one PE running collectives on different teams at once each
+    // claim a slot (the checks look records up by team). Off, a plain increment: such threads
+    // may share a slot, and the ring is then a hint, like the page's write ring.
+    uint64_t k;
+    if (tools) {
+      k = p->coll_count.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      k = p->coll_count.load(std::memory_order_relaxed);
+      p->coll_count.store(k + 1, std::memory_order_relaxed);
+    }
+    CollRecord& r = p->colls[k % kCollRing];
+    const uint32_t team_id = d.lane_team_[lane];
+    const uint32_t team_rel = seq - d.lane_base_[lane];
+    const uint32_t call_id = d.coll_call_[size_t(op)];
+    const uint32_t rs = r.seq.load(std::memory_order_relaxed);
+    r.seq.store(rs + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    r.op = uint16_t(op);
+    r.lane = uint16_t(lane);
+    r.team_seq = seq;
+    r.done.store(0, std::memory_order_relaxed);
+    r.root = a.root;
+    r.bytes = a.bytes;
+    r.call_id = call_id;
+    if (tools) {  // read by the tools only; with none on (for the whole job) they stay 0
+      r.elem_size = a.elem_size;
+      r.redop = a.redop;
+      r.dest = reinterpret_cast<uintptr_t>(a.dest);
+      r.src = reinterpret_cast<uintptr_t>(a.src);
+      r.call_site = 0;
+      r.t_enter_ns = now_ns();
+    }
+    r.team_start = start;
+    r.team_stride = stride;
+    r.team_size = size;
+    r.team_id = team_id;
+    r.team_rel = team_rel;
+    r.seq.store(rs + 2, std::memory_order_release);
+    prev_call_ = p->call_id.load(std::memory_order_relaxed);
+    prev_state_ = p->state.load(std::memory_order_relaxed);
+    p->call_id.store(call_id, std::memory_order_relaxed);
+    p->state.store(uint32_t(State::kInCall), std::memory_order_release);
+    ev_.op = op;
+    ev_.lane = lane;
+    ev_.team_seq = seq;
+    ev_.record = &r;
+    ev_.team_id = team_id;
+    ev_.team_rel = team_rel;
+    if (tools) d.coll_begin(ev_, start, stride, size, me, a);
+  }
+  [[gnu::always_inline]] void leave() {
+    Dfx& d = d_;
+    Page* p = d.page_;
+    if (SYMMEM_DFX_UNLIKELY(d.tools_ != 0)) d.coll_end(ev_);
+    ev_.record->done.store(1, std::memory_order_release);  // one word: readers need no sequence for it
+    p->call_id.store(prev_call_, std::memory_order_relaxed);
+    p->state.store(prev_state_, std::memory_order_release);
+    p->progress.store(p->progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    t_coll_ev = nullptr;
+  }
+#endif
+
   Dfx& d_;
   bool outer_;
   uint32_t prev_call_ = 0, prev_state_ = 0;
-  CollEvent ev_;  // written by the constructor of an outer scope only (no zeroing first: this is on every collective)
+  CollEvent ev_;  // written by an outer scope only, in part (see current())
 };
-
-uint64_t now_ns();  // CLOCK_MONOTONIC
 
 // "static 'name' +off" for an address inside a variable of the executable, from its ELF
 // symbol table (read from /proc/self/exe once, on first use); "" when no symbol holds it.

@@ -111,7 +111,7 @@ void Runtime::Impl::wait_word_ge(WaitWord* word, uint32_t target) {
         if (int32_t(v - target) < 0) b.pause_on(&word->v, v);
         word->sleepers.fetch_sub(1, std::memory_order_relaxed);
       },
-      [&](dfx::WaitDesc& d) {  // a sync word of this PE's metadata
+      [this, word, target](dfx::WaitDesc& d) {  // a sync word of this PE's metadata (by value: keeps target in a register)
         d.op = dfx::Op::kSync;
         d.owner = rank_;
         d.width = 4;

@@ -112,11 +112,22 @@ struct Runtime::Impl {
     if (off_node(pe)) return ucx_put(r, src, n, pe, false);
     if (n) shm::put(r, src, n);
   }
+  // A get has no page write to make, so with every tool off it is the copy alone: the tools'
+  // path is a separate function, so that the copy's frame keeps nothing live across a call
+  // (no callee-saved registers to save, no OpScope on the stack).
   void get(const char* call, void* dest, const void* src, size_t n, int pe) {
-    dfx::OpScope dfx_op_(dfx_, dfx::Op::kGet, call, src, n, pe, dest);
+    if (SYMMEM_DFX_HOOKS && SYMMEM_UNLIKELY(dfx_.tools_ != 0))
+      return get_seen(__builtin_return_address(0), call, dest, src, n, pe);
+    get_plain(call, dest, src, n, pe);
+  }
+  void get_plain(const char* call, void* dest, const void* src, size_t n, int pe) {
     char* r = translate(call, src, n, pe);
     if (off_node(pe)) return ucx_get(dest, r, n, pe, true);
     if (n) shm::get(dest, r, n);
+  }
+  [[gnu::noinline]] void get_seen(void* site, const char* call, void* dest, const void* src, size_t n, int pe) {
+    dfx::OpScope dfx_op_(site, dfx_, dfx::Op::kGet, call, src, n, pe, dest);
+    get_plain(call, dest, src, n, pe);
   }
   void get_nbi(const char* call, void* dest, const void* src, size_t n, int pe) {
     dfx::OpScope dfx_op_(dfx_, dfx::Op::kGetNbi, call, src, n, pe, dest);
@@ -135,7 +146,16 @@ struct Runtime::Impl {
   }
   template <class T>
   T g(const char* call, const T* src, int pe) {
-    dfx::OpScope dfx_op_(dfx_, dfx::Op::kGet, call, src, sizeof(T), pe);
+    if (SYMMEM_DFX_HOOKS && SYMMEM_UNLIKELY(dfx_.tools_ != 0)) return g_seen(__builtin_return_address(0), call, src, pe);
+    return g_plain(call, src, pe);
+  }
+  template <class T>
+  [[gnu::noinline]] T g_seen(void* site, const char* call, const T* src, int pe) {
+    dfx::OpScope dfx_op_(site, dfx_, dfx::Op::kGet, call, src, sizeof(T), pe);
+    return g_plain(call, src, pe);
+  }
+  template <class T>
+  T g_plain(const char* call, const T* src, int pe) {
     const T* r = reinterpret_cast<const T*>(translate(call, src, sizeof(T), pe));
     T v;
     if (off_node(pe)) {
@@ -301,6 +321,22 @@ struct Runtime::Impl {
   void wait_adaptive(Done done, SleepOnce sleep_once) {
     wait_adaptive(done, sleep_once, [](dfx::WaitDesc&) {});
   }
+  // The page's description of a wait that went to sleep, and a tool's record of one that
+  // ended: out of line, so that a wait that holds within its spin (every wait of a short
+  // barrier) runs a loop small enough to inline into its caller, as with the hooks compiled
+  // out (the WaitDesc, with its vectors, was ~200 bytes of stores in the loop's function).
+  template <class Describe>
+  [[gnu::noinline, gnu::cold]] int dfx_wait_sleep(Describe describe) {
+    dfx::WaitDesc d;
+    describe(d);
+    return dfx_.wait_sleep(d) ? 1 : 2;
+  }
+  template <class Describe>
+  [[gnu::noinline, gnu::cold]] void dfx_wait_end(Describe describe, uint64_t t0) {
+    dfx::WaitDesc d;
+    describe(d);
+    dfx_.wait_end(d, t0);
+  }
   // describe(desc) fills in what the wait waits for; called only once it goes to sleep, for
   // the status page (runtime/dfx.hpp).
   template <class Done, class SleepOnce, class Describe>
@@ -324,9 +360,7 @@ struct Runtime::Impl {
         if (SYMMEM_UNLIKELY(wait_check_ != nullptr)) wait_check_();  // Runtime::set_wait_check
         if (!SYMMEM_DFX_HOOKS) {
         } else if (SYMMEM_UNLIKELY(!described)) {
-          dfx::WaitDesc d;
-          describe(d);
-          described = dfx_.wait_sleep(d) ? 1 : 2;
+          described = dfx_wait_sleep(describe);
         } else if (SYMMEM_UNLIKELY(dfx_.tools_ != 0)) {
           dfx_.wait_tick();
         }
@@ -334,11 +368,7 @@ struct Runtime::Impl {
       }
     } while (!done());
     if (SYMMEM_UNLIKELY(described)) dfx_.wait_done(described == 1);
-    if (SYMMEM_UNLIKELY(dfx_t0 != 0)) {
-      dfx::WaitDesc d;
-      describe(d);
-      dfx_.wait_end(d, dfx_t0);
-    }
+    if (SYMMEM_UNLIKELY(dfx_t0 != 0)) dfx_wait_end(describe, dfx_t0);
     const int next = polls <= p.spin ? std::min(wait_.spin, budget + budget / 8 + 1) : std::max(kMinSpin, budget / 2);
     if (next != budget) spin_budget_.store(next, std::memory_order_relaxed);
   }
