@@ -34,6 +34,8 @@ namespace {
 
 // ---- JSON ----
 
+struct JMember;
+
 struct JVal {
   enum Kind : uint8_t { kNull, kBool, kNum, kStr, kArr, kObj };
   Kind kind = kNull;
@@ -41,13 +43,21 @@ struct JVal {
   double num = 0;
   std::string str;  // the string, or the number as written
   std::vector<JVal> arr;
-  std::vector<std::pair<std::string, JVal>> obj;
-  const JVal* get(const char* key) const {
-    for (const auto& [k, v] : obj)
-      if (k == key) return &v;
-    return nullptr;
-  }
+  std::vector<JMember> obj;  // a struct of its own, not std::pair: clang 14 with libstdc++ 12
+                             // instantiates pair<string, JVal> while JVal is incomplete
+  const JVal* get(const char* key) const;
 };
+
+struct JMember {
+  std::string first;
+  JVal second;
+};
+
+const JVal* JVal::get(const char* key) const {
+  for (const auto& m : obj)
+    if (m.first == key) return &m.second;
+  return nullptr;
+}
 
 class JsonReader {
  public:
@@ -171,7 +181,7 @@ class JsonReader {
           ++p_;
           JVal m;
           if (!value(&m, depth + 1)) return false;
-          v->obj.emplace_back(std::move(key), std::move(m));
+          v->obj.push_back(JMember{std::move(key), std::move(m)});
           ws();
           if (peek() == ',') {
             ++p_;
@@ -677,8 +687,10 @@ std::string page(Trace& t, const std::string& title, const HtmlOptions& opt, Htm
   // Lanes in order: process sort index, pid, thread sort index, tid.
   for (auto& [pid, pr] : t.procs)
     if (!pr.named) pr.name = "pid " + std::to_string(pid);
-  for (auto& [pid, pr] : t.procs)  // a process known only by its metadata still gets a lane
+  for (auto& pp : t.procs) {  // a process known only by its metadata still gets a lane
+    const int pid = pp.first;  // a named variable: clang 14 cannot capture a structured binding
     if (std::none_of(t.lanes.begin(), t.lanes.end(), [&](const Lane& l) { return l.pid == pid; })) t.lane(pid, 0);
+  }
   std::vector<int> order(t.lanes.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = int(i);
   auto key = [&](int i) {
