@@ -329,6 +329,7 @@ bool merge_job(const std::string& job, const std::string& dir_in, const std::str
     if (locate(e.pe, e.addr, &region, &off)) writes[{e.peer, region, off}].push_back(i);
   }
   for (auto& [k, v] : writes) std::sort(v.begin(), v.end(), [&](size_t a, size_t b) { return evs[a].ts < evs[b].ts; });
+  constexpr double kSkewNs = 1000;
   std::vector<std::pair<size_t, size_t>> signal_flows;  // write -> wait
   for (size_t i = 0; i < evs.size(); ++i) {
     const Ev& w = evs[i];
@@ -342,7 +343,9 @@ bool merge_job(const std::string& job, const std::string& dir_in, const std::str
            std::get<2>(it->first) < off + std::max<uint64_t>(w.bytes, 1);
          ++it) {
       const auto& v = it->second;
-      auto ub = std::upper_bound(v.begin(), v.end(), w.end(), [&](double t, size_t j) { return t < evs[j].ts; });
+      // Each PE's clock is converted on its own (its TSC pairs; a killed PE has only its
+      // first): allow the satisfying write to appear up to kSkewNs after the wait's end.
+      auto ub = std::upper_bound(v.begin(), v.end(), w.end() + kSkewNs, [&](double t, size_t j) { return t < evs[j].ts; });
       if (ub == v.begin()) continue;
       const size_t j = *(ub - 1);
       if (best == SIZE_MAX || evs[j].ts > evs[best].ts) best = j;
