@@ -723,6 +723,7 @@ struct WorkerStat {
   double weights_file_pss_kb = 0;  // mmap mode: the weights mapping's Pss at the end
   double private_bytes = 0;
   int32_t switches = 0, torn = 0;
+  uint64_t served = 0;  // bit v: a request was served on version v (every request, recorded or not)
   double stall_max = 0, stall_sum = 0, boundaries = 0, publish_s = 0, publishes = 0;
 };
 
@@ -751,6 +752,7 @@ void serve_phase(const Options& o, const Config& c, Decoder& dec, WeightSource& 
     uint64_t h = dec.request(ws, prompts, o.gen);
     double b = now_s();
     after(ver);
+    if (ver >= 0 && ver < 64) st.served |= uint64_t(1) << ver;
     st.phase_tokens[ph] += double(B) * o.gen;
     if (r < kMaxReq) {
       st.lat[ph][r] = b - a, st.hash[ph][r] = h, st.ver[ph][r] = ver;
@@ -810,7 +812,7 @@ void write_report(const Options& o, const Config& c, uint64_t model_bytes, uint6
     j << "}"
       << ",\"majflt\":" << w.majflt << ",\"serve_minflt\":" << w.serve_minflt << ",\"private_bytes\":" << w.private_bytes << ",\"fetch_s\":" << w.fetch_s
       << ",\"fetch_bytes\":" << w.fetch_bytes << ",\"compute_s\":" << w.compute_s << ",\"mem_start\":" << json_smaps(w.mem0)
-      << ",\"mem_end\":" << json_smaps(w.mem1) << ",\"weights_file_pss_kb\":" << w.weights_file_pss_kb << ",\"switches\":" << w.switches << ",\"torn\":" << w.torn
+      << ",\"mem_end\":" << json_smaps(w.mem1) << ",\"weights_file_pss_kb\":" << w.weights_file_pss_kb << ",\"switches\":" << w.switches << ",\"served_mask\":" << w.served << ",\"torn\":" << w.torn
       << ",\"stall_max_s\":" << w.stall_max << ",\"stall_sum_s\":" << w.stall_sum << ",\"boundaries\":" << w.boundaries
       << ",\"publish_s\":" << w.publish_s << ",\"publishes\":" << w.publishes << ",\"phases\":[";
     for (int ph = 0; ph < 2; ++ph) {
