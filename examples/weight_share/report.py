@@ -20,6 +20,32 @@ def load(res, mode, kind):
     return min(runs, key=lambda r: sum(w["load_cpu_s"] for w in r["per_worker"])) if runs else None
 
 
+def runs_of(res, mode, kind):
+    return {p.rsplit(".r", 1)[1][:-5]: json.load(open(p)) for p in glob.glob(os.path.join(res, f"{mode}-{kind}.r*.json"))}
+
+
+def b1_rate(r):
+    """Batch-1 tokens per second (span of all workers) and per CPU-second of one run."""
+    ph = [x["phases"][0] for x in r["per_worker"] if x["serves"]]
+    tok = sum(q["tokens"] for q in ph)
+    return tok / (max(q["t1"] for q in ph) - min(q["t0"] for q in ph)), tok / sum(q["cpu_s"] for q in ph)
+
+
+def ab1(res):
+    """symm / private at batch 1 over the alternating pairs of run.sh's A/B: medians and ranges."""
+    p, s = runs_of(res, "private", "ab1"), runs_of(res, "symm", "ab1")
+    pairs = [(b1_rate(p[k]), b1_rate(s[k])) for k in sorted(p, key=int) if k in s]
+    if not pairs:
+        return None
+    tps = [b[0] / a[0] for a, b in pairs]
+    tpc = [b[1] / a[1] for a, b in pairs]
+    req = next(iter(p.values()))
+    return {"n": len(pairs), "tps": (float(np.median(tps)), min(tps), max(tps)),
+            "tpc": (float(np.median(tpc)), min(tpc), max(tpc)),
+            "p_tps": float(np.median([a[0] for a, _ in pairs])), "s_tps": float(np.median([b[0] for _, b in pairs])),
+            "req": len(req["per_worker"][0]["phases"][0]["requests"]), "gen": req["gen"]}
+
+
 def node_delta(r):
     n = r["node"]
     if n["cgroup_before"] >= 0:
@@ -124,6 +150,10 @@ def main():
     up_cold = open(os.path.join(a.res, "uptime_before")).read().strip() if os.path.exists(os.path.join(a.res, "uptime_before")) else ""
     up_after = open(os.path.join(a.res, "uptime_after")).read().strip() if os.path.exists(os.path.join(a.res, "uptime_after")) else ""
     cpu = sh("lscpu | sed -n 's/^Model name: *//p'")
+    prf = os.path.join(a.res, "page_reporting")
+    reporting = (f" Free page reporting (virtio-balloon) held off for the run ({open(prf).read().strip()}): with it, "
+                 f"memory freed by one run goes back to the host and the next run's first touch of it costs ~10× more."
+                 if os.path.exists(prf) else "")
     L = []
     L.append("# One copy of the weights for N inference workers (`examples/weight_share`)\n")
     L.append("N worker processes (one PE each) serve their own request streams with a LLaMA decoder "
@@ -139,7 +169,8 @@ def main():
     L.append(f"**Machine:** {cpu}, {os.cpu_count()} cores, {int(sh('grep MemTotal /proc/meminfo').split()[1]) // 1024 // 1024} GiB, "
              f"Linux {platform.release()}, OpenBLAS core `{base.get('blas_core', '?')}`. **Load:** "
              f"`uptime` before: `{up_cold}`; after: `{up_after}`. "
-             f"{n} workers on {os.cpu_count()} cores time-slice, so times are noisy; ratios within one run are what to read. "
+             f"{n} workers on {os.cpu_count()} cores time-slice, so times are noisy; ratios within one run are what to read."
+             f"{reporting} "
              + ("**Pages:** 2 MiB: the symmetric heaps on a tmpfs mounted with `huge=always` (`SYMMEM_HEAP_DIR`, "
                 "docs/memory.md), the private copies in transparent huge pages (`madvise`); `HUGE=0 run.sh` gives "
                 "4 KiB pages everywhere.\n" if huge else
@@ -276,7 +307,13 @@ def main():
                  + (f"; against {n} copies at the 2-worker per-copy cost: {s['per_copy_ratio']:.1f}×" if "per_copy_ratio" in s else "")
                  + (f"; per-worker mapping with {pgs} caps that at {s['floor_ratio']:.1f}× (see the load table)"
                     if "floor_ratio" in s else "") + " |")
-        L.append(f"| equal throughput; batch 1 within 5 % of `private` | `symm` / `private` tok/s: "
+        ab = ab1(a.res)
+        L.append(f"| equal throughput; batch 1 within 5 % of `private` | "
+                 + (f"**batch 1, {ab['n']} alternating pairs** ({ab['req']} requests of {ab['gen']} tokens per worker, "
+                    f"serving only): `symm` / `private` tok/s median {ab['tps'][0]:.3f} (pairs {ab['tps'][1]:.2f}–"
+                    f"{ab['tps'][2]:.2f}; {ab['s_tps']:.1f} vs {ab['p_tps']:.1f} tok/s), per CPU-second {ab['tpc'][0]:.3f} "
+                    f"({ab['tpc'][1]:.2f}–{ab['tpc'][2]:.2f}). In the table's single runs: " if ab else "")
+                 + f"`symm` / `private` tok/s: "
                  f"{s['tps_b1'] / p['tps_b1']:.2f} at batch 1, {s['tps_bB'] / p['tps_bB']:.2f} at batch {base['batch']}; "
                  f"per CPU-second {s['tpc_b1'] / p['tpc_b1']:.2f} / {s['tpc_bB'] / p['tpc_bB']:.2f}"
                  + (f"; `symm-prefetch` per CPU-second: {F['symm-prefetch']['tpc_b1'] / p['tpc_b1']:.2f} / {F['symm-prefetch']['tpc_bB'] / p['tpc_bB']:.2f}" if "symm-prefetch" in F else "")
