@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -227,12 +228,14 @@ struct ChildPlan {
   const struct rlimit* nofile;  // restore when the launcher raised its own limit
   const char* exec_error;       // "symmem-run: PE 3: cannot execute 'prog': "
   const char* pgid_error;
+  const cpu_set_t* cpus;  // an emulated node's CPUs, or null (the launcher's)
 };
 
 [[noreturn]] void child_exec(const ChildPlan& p) {
   sigprocmask(SIG_SETMASK, p.mask, nullptr);
   sigaction(SIGPIPE, p.sigpipe, nullptr);
   if (p.nofile != nullptr) setrlimit(RLIMIT_NOFILE, p.nofile);
+  if (p.cpus != nullptr) sched_setaffinity(0, sizeof(cpu_set_t), p.cpus);
   if (setpgid(0, p.pgid) != 0) {
     write_str(p.err_fd, p.pgid_error);
     _exit(kLauncherFailure);
@@ -442,6 +445,18 @@ Status Job::spawn_all() {
   // terminal's foreground group, so reading it would stop them with SIGTTIN.
   bool pass_stdin = !isatty(0);
   const pid_t me = getpid();
+  // Emulated nodes as real ones: each its own CPUs, a slice of the launcher's (when there
+  // are at least as many CPUs as nodes), so that the nodes' leaders do not share a core
+  // while other CPUs serve no node. The PEs then bind within their node's slice (SYMMEM_BIND).
+  std::vector<cpu_set_t> node_cpus;
+  if (cpu_set_t all; opts_.emulate_nodes > 1 && sched_getaffinity(0, sizeof(all), &all) == 0 &&
+                     CPU_COUNT(&all) >= opts_.emulate_nodes) {
+    const int k = opts_.emulate_nodes, m = CPU_COUNT(&all);
+    node_cpus.resize(size_t(k));
+    for (cpu_set_t& c : node_cpus) CPU_ZERO(&c);
+    for (int cpu = 0, i = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &all)) CPU_SET(cpu, &node_cpus[size_t(int64_t(i++) * k / m)]);
+  }
   pes_.resize(static_cast<size_t>(n));
   rank_of_.reserve(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
@@ -478,7 +493,8 @@ Status Job::spawn_all() {
                    &old_sigpipe_,
                    raised_nofile_ ? &old_nofile_ : nullptr,
                    exec_error.c_str(),
-                   pgid_error.c_str()};
+                   pgid_error.c_str(),
+                   node_cpus.empty() ? nullptr : &node_cpus[size_t(int64_t(r) * opts_.emulate_nodes / n)]};
     pid_t pid = fork();
     if (pid == 0) child_exec(plan);
     int fork_err = errno;
