@@ -9,8 +9,11 @@
 // ring covers the team; barriers need only the next one); the allocator compares with every PE once all have entered
 // (coll_arrived), so a wrong-size malloc is the check's one report; a PE that sleeps in a
 // collective compares with every member that has posted the same number (wait_tick), which
-// catches a reordered collective before it deadlocks. Peers on other nodes are not compared
-// (no page to read); the allocator's own exchange still catches their malloc mismatches.
+// catches a reordered collective before it deadlocks. A peer on another node has its page
+// read over UCX (the metadata is registered for the syncs: two reads of the collective
+// ring, a record kept where both agree): a round trip per collective for the neighbour
+// there at coll_end, every member's when sleeping; the allocator compares on the node only
+// (its own exchange catches malloc mismatches across nodes).
 // pSync (active-set) collectives share one lane whose numbers do not line up between PEs:
 // they get the local checks only.
 //
@@ -24,6 +27,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -106,8 +110,8 @@ class CheckTool final : public ToolHooks {
 
   void op_begin(OpEvent& ev) override;
   void coll_begin(CollEvent& ev) override;
-  void coll_end(CollEvent& ev) override { compare(ev, true); }
-  void coll_arrived(CollEvent& ev) override { compare(ev, false); }
+  void coll_end(CollEvent& ev) override { compare(ev, true, true); }
+  void coll_arrived(CollEvent& ev) override { compare(ev, false, false); }
   void wait_tick(const WaitRecord& w) override;
   // A walk of the stack for a collective's call site costs microseconds: level 1 walks it
   // at the entry of the slow collective calls (allocation, teams), once a wait in any other
@@ -140,7 +144,11 @@ class CheckTool final : public ToolHooks {
   std::string text(const CollRecord& c, int pe, uint32_t fields) const;
   std::string team_name(const CollEvent& ev) const;
   std::string peer_state(int pe, const CollEvent& ev) const;
-  void compare(const CollEvent& ev, bool neighbours_only);
+  void compare(const CollEvent& ev, bool neighbours_only, bool remote);
+  // PE pe's page: in place on this node; from another node, its head and collective ring
+  // fetched over UCX into a copy (null when that node cannot be read: no UCX).
+  const Page* view(int pe) const;
+  bool local(int pe) const { return pe == r_->rank_ || r_->routes_[pe] == Route::kShm; }
   [[noreturn]] void mismatch(const CollEvent& ev, int culprit, uint32_t fields, const char* why);
   [[noreturn]] void local_failure(const OpEvent& ev, const std::string& what, const char* hint);
   [[noreturn]] void coll_local_failure(const CollEvent& ev, const std::string& what, const char* hint);
@@ -162,7 +170,37 @@ class CheckTool final : public ToolHooks {
   std::atomic<uint64_t> hit_len_{0};
   // wait_tick: the collective last compared and when to look again.
   uint64_t tick_key_ = ~0ull, next_tick_ns_ = 0, next_stall_ns_ = 0;
+  mutable std::map<int, std::unique_ptr<Page>> copies_;  // view()'s copies of remote pages
 };
+
+const Page* CheckTool::view(int pe) const {
+  if (local(pe)) return &r_->meta(pe)->dfx;
+  if (r_->ucx_ == nullptr) return nullptr;
+  std::unique_ptr<Page>& c = copies_[pe];
+  if (!c) c = std::make_unique<Page>();
+  // [page, end of the ring): the same offsets in every PE's metadata (only this PE's own
+  // is dereferenced here; pe's is an address in the job's layout, read by UCX).
+  const Page& mine = r_->meta(r_->rank_)->dfx;
+  const size_t off = size_t(reinterpret_cast<const char*>(&mine) - reinterpret_cast<const char*>(r_->meta(r_->rank_)));
+  const size_t n = size_t(reinterpret_cast<const char*>(&mine.colls[kCollRing]) - reinterpret_cast<const char*>(&mine));
+  void* at = reinterpret_cast<char*>(r_->meta(pe)) + off;
+  std::vector<char> a(n), b(n);
+  r_->ucx_->get(a.data(), at, n, pe, true);
+  r_->ucx_->get(b.data(), at, n, pe, true);
+  std::memcpy(static_cast<void*>(c.get()), b.data(), n);
+  // A record that changed between the two reads was being written: marked so (odd), as
+  // read_stable would have seen it. Its `done` word changes alone (no sequence): not compared.
+  const size_t ring = size_t(reinterpret_cast<const char*>(&mine.colls[0]) - reinterpret_cast<const char*>(&mine));
+  const size_t done = size_t(reinterpret_cast<const char*>(&mine.colls[0].done) -
+                             reinterpret_cast<const char*>(&mine.colls[0]));
+  for (int i = 0; i < kCollRing; ++i) {
+    const size_t o = ring + size_t(i) * sizeof(CollRecord);
+    const bool same = std::memcmp(a.data() + o, b.data() + o, done) == 0 &&
+                      std::memcmp(a.data() + o + done + 4, b.data() + o + done + 4, sizeof(CollRecord) - done - 4) == 0;
+    if (!same) c->colls[i].seq.store(1, std::memory_order_relaxed);
+  }
+  return c.get();
+}
 
 // ---------------------------------------------------------------- local checks
 
@@ -286,7 +324,9 @@ CheckTool::Found CheckTool::find(int pe, const CollEvent& ev, uint32_t rel, Coll
 }
 
 CheckTool::Found CheckTool::find_in(int pe, int lane, uint32_t team_id, uint32_t rel, CollRecord* out) const {
-  const Page& p = r_->meta(pe)->dfx;
+  const Page* pp = view(pe);
+  if (!pp) return Found::kNotYet;
+  const Page& p = *pp;
   const uint64_t k = p.coll_count.load(std::memory_order_acquire);
   bool ahead = false;
   for (uint64_t i = k; i > 0 && k - i < uint64_t(kCollRing); --i) {
@@ -304,7 +344,9 @@ CheckTool::Found CheckTool::find_in(int pe, int lane, uint32_t team_id, uint32_t
 }
 
 bool CheckTool::has_record_of(int pe, int lane, uint32_t team_id) const {
-  const Page& p = r_->meta(pe)->dfx;
+  const Page* pp = view(pe);
+  if (!pp) return false;
+  const Page& p = *pp;
   const uint64_t k = p.coll_count.load(std::memory_order_acquire);
   for (uint64_t i = k; i > 0 && k - i < uint64_t(kCollRing); --i) {
     CollRecord c;
@@ -380,7 +422,9 @@ std::string CheckTool::team_name(const CollEvent& ev) const {
 
 // Where a peer that has not posted this collective is, from its page.
 std::string CheckTool::peer_state(int pe, const CollEvent& ev) const {
-  const Page& p = r_->meta(pe)->dfx;
+  const Page* pp = view(pe);
+  if (!pp) return "on another node, not readable";
+  const Page& p = *pp;
   const auto st = State(p.state.load(std::memory_order_acquire));
   std::string s = "has not entered it: ";
   const uint64_t k = p.coll_count.load(std::memory_order_acquire);
@@ -400,12 +444,12 @@ std::string CheckTool::peer_state(int pe, const CollEvent& ev) const {
   return s + state_name(st);
 }
 
-void CheckTool::compare(const CollEvent& ev, bool neighbours_only) {
+void CheckTool::compare(const CollEvent& ev, bool neighbours_only, bool remote) {
   if (ev.lane == kActiveSetLane || ev.size < 2) return;
   const CollRecord& mine = *ev.record;
   auto check = [&](int i) {
     const int w = ev.start + i * ev.stride;
-    if (i == ev.me || r_->routes_[w] != Route::kShm) return;
+    if (i == ev.me || (!remote && !local(w))) return;
     CollRecord c;
     if (find(w, ev, ev.team_rel, &c) != Found::kYes) return;
     if (uint32_t m = differ(mine, r_->rank_, c, w)) mismatch(ev, w, m, nullptr);
@@ -435,7 +479,7 @@ void CheckTool::wait_tick(const WaitRecord& w) {
   }
   if (now >= next_tick_ns_) {  // sleeping anyway: compare with every member that has posted
     next_tick_ns_ = now + 20'000'000;
-    compare(*ev, false);
+    compare(*ev, false, true);
   }
   if (stall_ns_ == 0 || now < next_stall_ns_) return;
   next_stall_ns_ = now + 5'000'000'000ull;
@@ -443,13 +487,15 @@ void CheckTool::wait_tick(const WaitRecord& w) {
   // another team's collective, will never arrive here.
   for (int i = 0; i < ev->size; ++i) {
     const int w = ev->start + i * ev->stride;
-    if (i == ev->me || r_->routes_[w] != Route::kShm) continue;
+    if (i == ev->me) continue;
     CollRecord c;
     const Found f = find(w, *ev, ev->team_rel, &c);
     if (f == Found::kGone)
       mismatch(*ev, w, 0, "has gone past this call without a record of it (it skipped it, or ran far ahead)");
     if (f != Found::kNotYet) continue;
-    const Page& p = r_->meta(w)->dfx;
+    const Page* pw = view(w);
+    if (!pw) continue;
+    const Page& p = *pw;
     const auto st = State(p.state.load(std::memory_order_acquire));
     const uint64_t k = p.coll_count.load(std::memory_order_acquire);
     if (k == 0 || (st != State::kInCall && st != State::kWaiting)) continue;
@@ -459,7 +505,7 @@ void CheckTool::wait_tick(const WaitRecord& w) {
     // call (so it does not come to U's #j until this one ends) has not entered U's #j. A
     // member of U: anyone for the world; otherwise a PE with a record of U in its ring.
     for (int q = 0; q < r_->npes_; ++q) {
-      if (q == w || (q != r_->rank_ && r_->routes_[q] != Route::kShm)) continue;
+      if (q == w || (!local(q) && r_->ucx_ == nullptr)) continue;
       CollRecord mine_q, theirs_q;
       const bool here = q == r_->rank_ || find(q, *ev, ev->team_rel, &mine_q) == Found::kYes;
       if (!here || (c.lane != 0 && !has_record_of(q, c.lane, c.team_id))) continue;
@@ -472,15 +518,18 @@ void CheckTool::wait_tick(const WaitRecord& w) {
 // ---------------------------------------------------------------- reports
 
 void CheckTool::fatal(std::string report, const std::string& reason, const std::string& json) {
-  // One reporter per node: the first PE to claim the word on the node's first PE's page.
-  int first = r_->rank_;
-  for (int pe = 0; pe < r_->npes_; ++pe)
-    if (r_->routes_[pe] == Route::kShm) {
-      first = pe;
-      break;
-    }
-  int32_t none = 0;
-  if (r_->meta(first)->dfx.check_claim.compare_exchange_strong(none, r_->rank_ + 1)) {
+  // One reporter per job: the first PE to claim the word on PE 0's page (over UCX from
+  // another node: its atomics are the CPU's, coherent with those of PE 0's node).
+  std::atomic<int32_t>& claim = r_->meta(0)->dfx.check_claim;
+  bool won;
+  if (local(0)) {
+    int32_t none = 0;
+    won = claim.compare_exchange_strong(none, r_->rank_ + 1);
+  } else {
+    won = r_->ucx_ == nullptr ||
+          r_->ucx_->amo(UcxAmo::kCswap, &claim, uint64_t(r_->rank_ + 1), 0, 4, 0, true) == 0;
+  }
+  if (won) {
     const std::string job = r_->env_.job_id.empty() ? std::to_string(getpid()) : r_->env_.job_id;
     const std::string path = json_path_.empty() ? "symmem-check-" + job + ".json" : json_path_;
     std::string j = "{\"schema\":\"symmem-check/1\",\"job\":";
@@ -501,7 +550,7 @@ void CheckTool::fatal(std::string report, const std::string& reason, const std::
     log_pe(LogLevel::kError, r_->rank_, "%s", report.c_str());
     r_->end_job(JobFailure::Kind::kError, 2, reason);
   }
-  // Another PE of this node is reporting: it ends the job; end this PE if that takes long.
+  // Another PE is reporting: it ends the job; end this PE if that takes long.
   for (int i = 0; i < 500; ++i) {
     usleep(10000);
     r_->job_failing_seen();
@@ -577,7 +626,7 @@ void CheckTool::mismatch(const CollEvent& ev, int culprit, uint32_t fields, cons
     remote.clear();
     for (int i = 0; i < ev.size; ++i) {
       const int w = ev.start + i * ev.stride;
-      if (w != r_->rank_ && r_->routes_[w] != Route::kShm) {
+      if (!local(w) && r_->ucx_ == nullptr) {
         remote.push_back(w);
         continue;
       }

@@ -26,6 +26,13 @@ int main(int argc, char** argv) {
       shmem_long_broadcast(SHMEM_TEAM_WORLD, bdst, bsrc, 16, 0); /* the others: barrier */
     else
       shmem_barrier_all();
+  } else if (strcmp(c, "reordered-nodes") == 0) { /* the upper half (another node) differs */
+    if (me >= n / 2)
+      shmem_long_broadcast(SHMEM_TEAM_WORLD, bdst, bsrc, 16, 0);
+    else
+      shmem_barrier_all();
+  } else if (strcmp(c, "root-nodes") == 0) {
+    shmem_long_broadcast(SHMEM_TEAM_WORLD, bdst, bsrc, 16, me >= n / 2 ? 1 : 0);
   } else if (strcmp(c, "root") == 0) {
     shmem_long_broadcast(SHMEM_TEAM_WORLD, bdst, bsrc, 16, me == n - 1 ? 1 : 0); /* one PE names root 1 */
   } else if (strcmp(c, "reduce-op") == 0) {
