@@ -6,6 +6,7 @@
 //            for. That is O(n) requests in all, where an allgather of empty strings is O(n^2).
 #include "bootstrap/store.hpp"
 
+#include <chrono>
 #include <cstdio>
 
 namespace symmem {
@@ -106,7 +107,8 @@ Result<std::vector<std::string>> store_allgather(Store& store, const std::string
   return out;
 }
 
-Status store_barrier(Store& store, const std::string& tag, int rank, int n, double timeout_s) {
+Status store_barrier(Store& store, const std::string& tag, int rank, int n, double timeout_s,
+                     const std::function<void()>& idle) {
   SYMMEM_RETURN_IF_ERROR(check_args("barrier", tag, rank, n));
   std::vector<std::string> keys = rank_keys(tag, n);
   const std::string done = tag + "/done";
@@ -116,7 +118,16 @@ Status store_barrier(Store& store, const std::string& tag, int rank, int n, doub
     return Status(Errc::kMismatch, "barrier '" + tag + "': " + std::to_string(arrived) + " arrivals for " +
                                        std::to_string(n) + " PEs (tag reused, or PEs disagree on the PE count)");
   if (arrived == n) SYMMEM_RETURN_IF_ERROR(store.set(done, ""));
-  Status st = store.wait({done}, timeout_s);
+  Status st;
+  if (idle) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    do {
+      idle();
+      st = store.wait({done}, 0.002);
+    } while (st.code() == Errc::kTimeout && std::chrono::steady_clock::now() < end);
+  } else {
+    st = store.wait({done}, timeout_s);
+  }
   if (st.ok() || st.code() != Errc::kTimeout) return st;
   auto absent = absent_ranks(store, keys);
   if (!absent.ok()) return st;

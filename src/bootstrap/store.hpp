@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +55,9 @@ class PrefixStore final : public Store {
 // arrive, e.g. "PEs 3, 5 of 8 did not arrive at 'init/heap' within 60 s".
 Result<std::vector<std::string>> store_allgather(Store& store, const std::string& tag, int rank,
                                                  int n, const std::string& mine, double timeout_s);
-Status store_barrier(Store& store, const std::string& tag, int rank, int n, double timeout_s);
+// `idle` (when set) runs between short looks at the store while waiting: a PE that must
+// keep serving others meanwhile (UCX with no progress thread) does so there.
+Status store_barrier(Store& store, const std::string& tag, int rank, int n, double timeout_s,
+                     const std::function<void()>& idle = {});
 
 }  // namespace symmem

@@ -648,7 +648,11 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
   }
   im.timeout_ns = op_timeout;
   im.initializing.store(false);
-  SYMMEM_RETURN_IF_ERROR(store_barrier(store, params.tag + "/wired", params.rank, params.npes, params.timeout_s));
+  // The PEs done with their gets keep serving the others' (inline: no thread does it).
+  std::function<void()> serve;
+  if (params.progress == "inline") serve = [&im] { while (im.progress(im.svc)) {} };
+  SYMMEM_RETURN_IF_ERROR(
+      store_barrier(store, params.tag + "/wired", params.rank, params.npes, params.timeout_s, serve));
   log_pe(LogLevel::kDebug, params.rank, "UCX: connected to %d remote PE(s); %s", nremote, describe().c_str());
   return t;
 }
