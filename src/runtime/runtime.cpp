@@ -74,8 +74,11 @@ int Runtime::Impl::bind_to_cpu() {
   if (npes_ < 2 || sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return -1;
   // The i-th PE of this node on the (i mod m)-th allowed CPU (as mpirun --bind-to core
   // counts node-local ranks): PEs placed on nodes round-robin still fill each node's CPUs.
-  int local = 0;
-  for (int pe = 0; pe < rank_; ++pe) local += node_index_[size_t(pe)] == node_index_[size_t(rank_)];
+  int local = rank_;  // where the nodes are not known
+  if (node_index_.size() == size_t(npes_)) {
+    local = 0;
+    for (int pe = 0; pe < rank_; ++pe) local += node_index_[size_t(pe)] == node_index_[size_t(rank_)];
+  }
   const int want = local % CPU_COUNT(&allowed);
   int seen = 0;
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
