@@ -278,13 +278,13 @@ if [ $ucx = 1 ]; then
   for n in $npes_list; do
     for rep in $(seq 1 "$repeat2"); do
       # shellcheck disable=SC2086
-      for group in put_lat,get_lat fadd_lat put_bw get_bw; do
+      for group in put_lat,get_lat,put_pingpong fadd_lat put_bw get_bw; do
         [ "$n" = 2 ] || continue
         group_name=$group ucx_run symmem ucx-tcp bench_p2p p2p "$n" $bench_args --only "$group"
         [ $have_oshmem = 1 ] && group_name=$group ucx_run oshmem ucx-tcp oshmem_p2p p2p "$n" $bench_args --only "$group"
         if [ $have_perf = 1 ]; then
           case $group in
-            put_lat,get_lat) perf ucp_put_lat 8 2000; perf ucp_get 8 2000 ;;
+            put_lat,get_lat,put_pingpong) perf ucp_put_lat 8 2000; perf ucp_get 8 2000 ;;
             put_bw) perf ucp_put_bw 1048576 100 ;;
             get_bw) perf ucp_get 1048576 100 ;;
           esac

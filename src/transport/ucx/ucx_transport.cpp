@@ -772,6 +772,11 @@ void UcxTransport::quiet_all() {
   swap_lane(prev);
 }
 
+void UcxTransport::polling(bool on) {
+  if (on) impl_->app_driving.fetch_add(1, std::memory_order_seq_cst);
+  else impl_->app_driving.fetch_sub(1, std::memory_order_seq_cst);
+}
+
 unsigned UcxTransport::progress() {
   Impl::AppScope inside(*impl_);
   return impl_->progress(impl_->lane());

@@ -95,6 +95,10 @@ class UcxTransport {
   void quiet_all();
   // One round of the worker's progress (waits call it).
   unsigned progress();
+  // A thread that polls progress() in a loop (a wait on this PE's memory) keeps the
+  // progress thread off the worker and off the CPU meanwhile (true), and hands serving
+  // back to it before it sleeps (false). Counted: calls nest across threads.
+  void polling(bool on);
   // Blocks until done(arg) holds, the calling thread driving the worker (a wait whose
   // condition UCX progress meets: a remote atomic or put on this PE's memory). Ends the
   // job naming `pe` once SYMMEM_OP_TIMEOUT passes.
