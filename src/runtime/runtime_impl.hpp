@@ -361,6 +361,9 @@ struct Runtime::Impl {
       if (!b.sleeping()) {
         b.pause();
       } else {
+        // Serving goes back to the progress thread first: what follows may end the wait by
+        // an exception (Python's Ctrl-C check) or end the PE.
+        if (SYMMEM_UNLIKELY(ucx != nullptr)) ucx->polling(false);
         // The slow path: is the job failing (a PE died or stopped)? One load per sleep.
         if (SYMMEM_UNLIKELY(failing_word_->load(std::memory_order_relaxed) != 0)) job_failing_seen();
         if (SYMMEM_UNLIKELY(wait_check_ != nullptr)) wait_check_();  // Runtime::set_wait_check
@@ -370,7 +373,6 @@ struct Runtime::Impl {
         } else if (SYMMEM_UNLIKELY(dfx_.tools_ != 0)) {
           dfx_.wait_tick();
         }
-        if (SYMMEM_UNLIKELY(ucx != nullptr)) ucx->polling(false);
         sleep_once(b);
         if (SYMMEM_UNLIKELY(ucx != nullptr)) ucx->polling(true);
       }
