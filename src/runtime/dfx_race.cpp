@@ -8,8 +8,8 @@
 //
 // 2. Conflicting one-sided accesses. Every put, get and atomic writes a record (origin,
 //    range, read/write/atomic, origin's epoch) into the target PE's ring (Page::race), then
-//    scans that ring. Epoch = this PE's number of completed world barriers (barrier_all,
-//    world sync, malloc/free). Two accesses from different PEs overlapping, at least one a
+//    scans that ring (over UCX when the target is on another node). Epoch = this PE's
+//    number of completed world barriers (barrier_all, world sync, malloc/free). Two accesses from different PEs overlapping, at least one a
 //    write and not both atomics, in the same epoch, are a race when the PE that finds the
 //    other's record has done nothing since its last world barrier that could have
 //    synchronised it with anybody: no wait, test, lock, get, fetching atomic nor collective
@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <cinttypes>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -188,9 +189,10 @@ class RaceTool final : public ToolHooks {
   }
 
   void access(const OpEvent& ev, uint16_t kind) {
-    if (!ev.bytes || static_cast<unsigned>(ev.pe) >= static_cast<unsigned>(r_->npes_) || r_->off_node(ev.pe)) return;
+    if (!ev.bytes || static_cast<unsigned>(ev.pe) >= static_cast<unsigned>(r_->npes_)) return;
     uint64_t w;
     if (!where(ev.addr, ev.bytes, &w)) return;
+    if (r_->off_node(ev.pe)) return access_remote(ev, kind, w);
     Page& tp = r_->meta(ev.pe)->dfx;
     const uint32_t epoch = epoch_.load(std::memory_order_relaxed);
     // Record first, then scan (seq_cst between): of two concurrent conflicting accesses at
@@ -214,24 +216,81 @@ class RaceTool final : public ToolHooks {
       if (i == k) continue;
       RaceAccess o;
       if (!read_stable(tp.race[i % kRaceRing], &o)) continue;
-      if (o.origin == r_->rank_ || o.epoch != epoch || o.seq.load(std::memory_order_relaxed) == 0) continue;
-      const bool conflict = (o.kind == kWrite || kind == kWrite) || ((o.kind == kAtomic) != (kind == kAtomic));
-      if (!conflict) continue;
-      if ((o.where & kRaceStatic) != (w & kRaceStatic)) continue;
-      const uint64_t lo = std::max(o.where, w), hi = std::min(o.where + o.bytes, w + ev.bytes);
-      if (lo >= hi) continue;
-      report_conflict(ev, kind, o, lo, hi);
+      judge(ev, kind, w, epoch, o);
     }
+  }
+
+  // The same for a target on another node, over UCX: the slot claimed with a fetching add
+  // on the target's count, the record written between two increments of its sequence word
+  // (fences between: UCX orders what a fence separates), the last increment fetching so
+  // that its reply means the record is in place. Then the ring is read twice; a record that
+  // differs between the reads, or is odd, was being written and is skipped.
+  void access_remote(const OpEvent& ev, uint16_t kind, uint64_t w) {
+    UcxTransport* u = r_->ucx_.get();
+    if (u == nullptr) return;
+    Page& tp = r_->meta(ev.pe)->dfx;  // an address in the job's layout, used by UCX only
+    const uint32_t epoch = epoch_.load(std::memory_order_relaxed);
+    const uint64_t k = u->amo(UcxAmo::kAdd, &tp.race_count, 1, 0, 8, ev.pe, true, false);
+    RaceAccess& slot = tp.race[k % kRaceRing];
+    RaceAccess rec{};
+    rec.origin = r_->rank_;
+    rec.kind = kind;
+    rec.call_id = r_->dfx_.intern(ev.call);
+    rec.epoch = epoch;
+    rec.where = w;
+    rec.bytes = ev.bytes;
+    rec.call_site = reinterpret_cast<uintptr_t>(ev.call_site);
+    constexpr size_t body = offsetof(RaceAccess, origin);
+    u->amo(UcxAmo::kAdd, &slot.seq, 1, 0, 4, ev.pe, false, true);  // tracked: the fence then orders it
+    u->fence();
+    u->put(reinterpret_cast<char*>(&slot) + body, reinterpret_cast<const char*>(&rec) + body, sizeof rec - body, ev.pe,
+           true);
+    u->fence();
+    u->amo(UcxAmo::kAdd, &slot.seq, 1, 0, 4, ev.pe, true, false);
+    if (!clean_.load(std::memory_order_relaxed)) return;
+    uint64_t end = 0;
+    u->get(&end, &tp.race_count, 8, ev.pe, true);
+    std::vector<RaceAccess> a(kRaceRing), b(kRaceRing);
+    u->get(a.data(), &tp.race[0], sizeof(RaceAccess) * kRaceRing, ev.pe, true);
+    u->get(b.data(), &tp.race[0], sizeof(RaceAccess) * kRaceRing, ev.pe, true);
+    const uint64_t first = end > uint64_t(kRaceRing) ? end - kRaceRing : 0;
+    for (uint64_t i = first; i < end; ++i) {
+      if (i == k) continue;
+      const RaceAccess& o = a[i % kRaceRing];
+      if ((o.seq.load(std::memory_order_relaxed) & 1) || std::memcmp(&o, &b[i % kRaceRing], sizeof o) != 0) continue;
+      judge(ev, kind, w, epoch, o);
+    }
+  }
+
+  // o, another access into the same PE, against this one: a race when they overlap, one
+  // writes, they are not both atomic, and they lie in the same epoch.
+  void judge(const OpEvent& ev, uint16_t kind, uint64_t w, uint32_t epoch, const RaceAccess& o) {
+    if (o.origin == r_->rank_ || o.epoch != epoch || o.seq.load(std::memory_order_relaxed) == 0) return;
+    const bool conflict = (o.kind == kWrite || kind == kWrite) || ((o.kind == kAtomic) != (kind == kAtomic));
+    if (!conflict) return;
+    if ((o.where & kRaceStatic) != (w & kRaceStatic)) return;
+    const uint64_t lo = std::max(o.where, w), hi = std::min(o.where + o.bytes, w + ev.bytes);
+    if (lo >= hi) return;
+    report_conflict(ev, kind, o, lo, hi);
   }
 
   [[noreturn]] void report_conflict(const OpEvent& ev, uint16_t kind, const RaceAccess& o, uint64_t lo, uint64_t hi) {
     const Page& op = r_->meta(o.origin)->dfx;
     char ocall[kNameLen] = "?";
-    if (o.call_id && o.call_id < op.name_count.load(std::memory_order_acquire))
-      std::memcpy(ocall, op.names[o.call_id], kNameLen - 1);
+    std::string theirs;
+    if (!r_->off_node(o.origin)) {
+      if (o.call_id && o.call_id < op.name_count.load(std::memory_order_acquire))
+        std::memcpy(ocall, op.names[o.call_id], kNameLen - 1);
+      theirs = symbolize(o.call_site, op.pid);
+    } else {  // the origin's page is on its node: its call's name over UCX, its site as an address
+      if (o.call_id && o.call_id < kNames && r_->ucx_)
+        r_->ucx_->get(ocall, op.names[o.call_id], kNameLen - 1, o.origin, true);
+      char b[64];
+      std::snprintf(b, sizeof b, "0x%" PRIx64 " on its node", o.call_site);
+      theirs = b;
+    }
     const std::string what = r_->dfx_.describe(local_addr(lo));
     const std::string mine = symbolize(reinterpret_cast<uintptr_t>(ev.call_site), 0);
-    const std::string theirs = symbolize(o.call_site, op.pid);
     char line[2048];
     std::snprintf(line, sizeof line,
                   "symmem RACE on %s of PE %d, %" PRIu64 " bytes: PE %d %s (%s) %s, PE %d %s (%s) %s;"
