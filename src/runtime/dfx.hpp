@@ -362,6 +362,7 @@ class CollScope {
       r.src = reinterpret_cast<uintptr_t>(a.src);
       r.call_site = 0;
       r.t_enter_ns = now_ns();
+      r.t_exit_ns = 0;
     }
     r.team_start = start;
     r.team_stride = stride;

@@ -14,7 +14,7 @@
 namespace symmem::dfx {
 
 inline constexpr uint64_t kPageMagic = 0x3170676678666473ull;  // "sdfxgpg1"
-inline constexpr uint32_t kPageVersion = 6;  // 2: allocation slots, layout; 3: race ring; 4: team ids, check claim; 5: write ring; 6: vector waits
+inline constexpr uint32_t kPageVersion = 7;  // 2: allocation slots, layout; 3: race ring; 4: team ids, check claim; 5: write ring; 6: vector waits; 7: exit times
 inline constexpr int kTeamLanes = 65;       // team slots 0..63, lane 64: pSync active sets
 inline constexpr int kActiveSetLane = 64;
 inline constexpr int kCollRing = 64;        // recent collectives, all teams together
@@ -100,6 +100,7 @@ struct CollRecord {
   uint32_t team_id;
   uint32_t team_rel;
   uint32_t pad;
+  uint64_t t_exit_ns;  // CLOCK_MONOTONIC at exit with SYMMEM_STATS on, else 0 (outside seq)
 };
 
 // One live collective allocation, so that a process without the PE's allocation table

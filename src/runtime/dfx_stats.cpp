@@ -12,7 +12,7 @@
 // Last arrival. When a collective ends, this PE looks up the page records of the same team
 // lane and sequence number of its on-node teammates (CollRecord::t_enter_ns). The last
 // member to enter sees every other member's record, so it can always tell that it was last;
-// a PE that sees a later entry knows it was not.
+// a PE that sees a later entry knows it was not. Teammates on other nodes: judge_remote.
 //
 // At finalize (collective, communication still works) every PE publishes its merged row in
 // the bootstrap store; PE 0 reads them all, prints a short table and writes the JSON file
@@ -85,6 +85,16 @@ struct Block {
   uint64_t blocked_ns[kBlockKinds] = {};
   uint64_t blocked_n[kBlockKinds] = {};
   uint64_t coll_t0 = 0;   // entry time of this thread's collective in progress
+  // Collectives where every member on this node entered before this PE and the others'
+  // records are on other nodes: judged in batches (judge_remote).
+  struct Pending {
+    uint16_t lane;
+    uint32_t team_seq;
+    uint64_t t_enter;
+    int start, stride, size, me;
+    CollStat* stat;
+  };
+  std::vector<Pending> pending;
   uint64_t tick = 0;      // level 2 sampling
   uint64_t sample_t0 = 0;
   uint64_t hist[kOps][kHistBuckets] = {};
@@ -316,11 +326,13 @@ class StatsTool final : public ToolHooks {
   }
 
   void coll_begin(CollEvent& ev) override {
+    if (finalizing_) return;
     Block& b = mine();
     b.coll_t0 = ev.record && ev.record->t_enter_ns ? ev.record->t_enter_ns : now_ns();
   }
 
   void coll_end(CollEvent& ev) override {
+    if (finalizing_) return;
     Block& b = mine();
     const uint64_t t1 = now_ns();
     const uint64_t dt = t1 - b.coll_t0;
@@ -335,9 +347,13 @@ class StatsTool final : public ToolHooks {
     const int blk = ev.op == Op::kBarrier || ev.op == Op::kSync ? kBlockBarrier : kBlockCollective;
     b.blocked_ns[blk] += dt;
     ++b.blocked_n[blk];
+    if (ev.record) __atomic_store_n(&ev.record->t_exit_ns, t1, __ATOMIC_RELEASE);
     int last = -1;
     if (ev.lane != kActiveSetLane) last = was_last(ev, b.coll_t0);
-    if (last >= 0) {
+    if (last == kAskOtherNodes) {
+      b.pending.push_back({uint16_t(ev.lane), ev.team_seq, b.coll_t0, ev.start, ev.stride, ev.size, ev.me, &c});
+      if (b.pending.size() >= kBatch) judge_remote(b);
+    } else if (last >= 0) {
       ++c.judged;
       c.last += uint64_t(last);
     }
@@ -387,14 +403,21 @@ class StatsTool final : public ToolHooks {
     return *b;
   }
 
-  // 1: this PE entered last of the team's members, 0: it did not, -1: cannot tell (a member
-  // off the node, or its record already overwritten).
+  // 1: this PE entered last of the team's members, 0: it did not, -1: cannot tell (a
+  // record already overwritten), kAskOtherNodes: last of the members on this node, and
+  // members on other nodes (judge_remote).
+  static constexpr int kAskOtherNodes = 2;
+  static constexpr size_t kBatch = 32;  // pending collectives per batch (the ring holds 64)
   int was_last(const CollEvent& ev, uint64_t mine_t) const {
-    bool all_seen = true;
+    bool all_seen = true, others = false;
     for (int i = 0; i < ev.size; ++i) {
       if (i == ev.me) continue;
       const int pe = ev.start + i * ev.stride;
-      if (pe < 0 || pe >= r_.npes_ || r_.routes_[pe] != Route::kShm) return -1;
+      if (pe < 0 || pe >= r_.npes_) return -1;
+      if (r_.routes_[pe] != Route::kShm) {
+        others = true;
+        continue;
+      }
       const Page& p = r_.meta(pe)->dfx;
       const uint64_t k = p.coll_count.load(std::memory_order_acquire);
       bool found = false;
@@ -410,13 +433,111 @@ class StatsTool final : public ToolHooks {
       }
       if (!found) all_seen = false;
     }
-    return all_seen ? 1 : -1;
+    return !all_seen ? -1 : others ? kAskOtherNodes : 1;
+  }
+
+  // The pending collectives against the members on other nodes, whose clocks are not this
+  // one. Each such member's page is read over UCX (its ring of 64 recent collectives), and
+  // the offset between its clock and this PE's is bounded without any clock exchange: in a
+  // collective that waits for every member (barrier, sync, reductions, collects, alltoalls,
+  // allocations) each member enters before every member leaves, so for member q
+  //   q.enter - my.exit  <  offset  <  q.exit - my.enter      (offset = q's clock - mine).
+  // Over the records both rings hold, the tightest bounds (a few network latencies wide)
+  // place q's entry into this PE's clock as an interval: wholly after this PE's entry, q
+  // came later (not last); wholly before for every such member, this PE was last; else it
+  // cannot tell (not judged).
+  void judge_remote(Block& b) {
+    if (b.pending.empty()) return;
+    std::vector<Block::Pending> todo;
+    todo.swap(b.pending);
+    if (!r_.ucx_) return;
+    std::map<int, std::unique_ptr<Page>> pages;
+    for (const auto& p : todo)
+      for (int i = 0; i < p.size; ++i) {
+        const int pe = p.start + i * p.stride;
+        if (i != p.me && r_.routes_[pe] != Route::kShm && !pages.count(pe)) {
+          pages[pe] = std::make_unique<Page>();
+          r_.fetch_dfx_page(pe, pages[pe].get());
+        }
+      }
+    // This PE's own records with both times, by (lane, team_seq).
+    struct Times {
+      uint16_t op;
+      uint64_t enter, exit;
+    };
+    std::map<std::pair<uint16_t, uint32_t>, Times> mine;
+    const Page& own = r_.meta(r_.rank_)->dfx;
+    for (int j = 0; j < kCollRing; ++j) {
+      CollRecord rec;
+      if (read_stable(own.colls[j], &rec) && rec.t_enter_ns && rec.t_exit_ns && waits_for_all(rec.op))
+        mine[{rec.lane, rec.team_seq}] = {rec.op, rec.t_enter_ns, rec.t_exit_ns};
+    }
+    struct Bounds {
+      bool any = false;
+      int64_t lo = 0, hi = 0;
+    };
+    std::map<int, Bounds> bounds;
+    auto find = [](const Page& q, uint16_t lane, uint32_t seq, CollRecord* out) {
+      for (int j = 0; j < kCollRing; ++j) {
+        const CollRecord& rec = q.colls[j];
+        if ((rec.seq.load(std::memory_order_relaxed) & 1) == 0 && rec.lane == lane && rec.team_seq == seq &&
+            rec.t_enter_ns) {
+          std::memcpy(static_cast<void*>(out), static_cast<const void*>(&rec), sizeof rec);
+          return true;
+        }
+      }
+      return false;
+    };
+    for (auto& [pe, page] : pages) {
+      Bounds& bd = bounds[pe];
+      for (int j = 0; j < kCollRing; ++j) {
+        const CollRecord& q = page->colls[j];
+        if ((q.seq.load(std::memory_order_relaxed) & 1) || !q.t_enter_ns || !q.t_exit_ns) continue;
+        auto m = mine.find({q.lane, q.team_seq});
+        if (m == mine.end() || m->second.op != q.op) continue;
+        const int64_t lo = int64_t(q.t_enter_ns - m->second.exit), hi = int64_t(q.t_exit_ns - m->second.enter);
+        bd.lo = bd.any ? std::max(bd.lo, lo) : lo;
+        bd.hi = bd.any ? std::min(bd.hi, hi) : hi;
+        bd.any = true;
+      }
+    }
+    for (const auto& p : todo) {
+      bool later = false, unknown = false;
+      for (int i = 0; i < p.size && !later; ++i) {
+        const int pe = p.start + i * p.stride;
+        if (i == p.me || r_.routes_[pe] == Route::kShm) continue;
+        CollRecord q;
+        const Bounds& bd = bounds[pe];
+        if (!bd.any || bd.lo > bd.hi || !find(*pages[pe], p.lane, p.team_seq, &q)) {
+          unknown = true;
+          continue;
+        }
+        // q's entry in this PE's clock lies in [q.enter - hi, q.enter - lo].
+        const int64_t earliest = int64_t(q.t_enter_ns) - bd.hi, latest = int64_t(q.t_enter_ns) - bd.lo;
+        if (earliest > int64_t(p.t_enter)) later = true;
+        else if (latest >= int64_t(p.t_enter)) unknown = true;
+      }
+      if (later || !unknown) {
+        ++p.stat->judged;
+        p.stat->last += later ? 0 : 1;
+      }
+    }
+  }
+  static bool waits_for_all(uint16_t op) {
+    switch (Op(op)) {
+      case Op::kBarrier: case Op::kSync: case Op::kReduce: case Op::kCollect: case Op::kFcollect:
+      case Op::kAlltoall: case Op::kAlltoalls: case Op::kAlloc: case Op::kFree:
+        return true;
+      default:
+        return false;
+    }
   }
 
   Row merge() const;
   void report(const std::vector<Row>& rows);
 
   Runtime::Impl& r_;
+  bool finalizing_ = false;  // finalize's own barrier is not counted
   const uint64_t id_ = ++g_instances;
   int level_ = 1;
   uint64_t sample_mask_ = 63;
@@ -459,6 +580,17 @@ Row StatsTool::merge() const {
 }
 
 void StatsTool::finalize() {
+  if (r_.ucx_ && r_.npes_ > 1) {
+    // The last batches of collectives to judge against other nodes' pages; then a barrier
+    // (not counted), in which every PE serves the others' reads before any goes on to wait
+    // in the store (where, with SYMMEM_UCX_PROGRESS=inline, nobody would serve them).
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      for (auto& b : blocks_) judge_remote(*b);
+    }
+    finalizing_ = true;
+    r_.barrier_all();
+  }
   std::vector<Row> rows;
   {
     std::lock_guard<std::mutex> g(mu_);

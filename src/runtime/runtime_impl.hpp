@@ -416,6 +416,9 @@ struct Runtime::Impl {
   void* collective_alloc(const char* call, AllocOp op, size_t size, size_t align, void* old);
   void collective_free(const char* call, void* ptr);
   const AllocRecord& peer_alloc_record(int pe, uint64_t seq, AllocRecord* copy);
+  // PE pe's status page on another node, read over UCX into *copy up to the end of its
+  // collective ring (dfx_check.cpp); a record that changed between two reads is left odd.
+  void fetch_dfx_page(int pe, dfx::Page* copy);
 
   // ---- errors ----
   [[noreturn]] void bad_pe(const char* call, int pe);
