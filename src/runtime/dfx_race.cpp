@@ -200,13 +200,7 @@ class RaceTool final : public ToolHooks {
     const uint64_t k = tp.race_count.fetch_add(1, std::memory_order_seq_cst);
     RaceAccess& rec = tp.race[k % kRaceRing];
     const uint32_t s = rec.seq.fetch_add(1, std::memory_order_acq_rel) + 1;  // odd
-    rec.origin = r_->rank_;
-    rec.kind = kind;
-    rec.call_id = r_->dfx_.intern(ev.call);
-    rec.epoch = epoch;
-    rec.where = w;
-    rec.bytes = ev.bytes;
-    rec.call_site = reinterpret_cast<uintptr_t>(ev.call_site);
+    fill(rec, ev, kind, epoch, w);
     rec.seq.store(s + 1, std::memory_order_release);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (!clean_.load(std::memory_order_relaxed)) return;
@@ -233,13 +227,7 @@ class RaceTool final : public ToolHooks {
     const uint64_t k = u->amo(UcxAmo::kAdd, &tp.race_count, 1, 0, 8, ev.pe, true, false);
     RaceAccess& slot = tp.race[k % kRaceRing];
     RaceAccess rec{};
-    rec.origin = r_->rank_;
-    rec.kind = kind;
-    rec.call_id = r_->dfx_.intern(ev.call);
-    rec.epoch = epoch;
-    rec.where = w;
-    rec.bytes = ev.bytes;
-    rec.call_site = reinterpret_cast<uintptr_t>(ev.call_site);
+    fill(rec, ev, kind, epoch, w);
     constexpr size_t body = offsetof(RaceAccess, origin);
     u->amo(UcxAmo::kAdd, &slot.seq, 1, 0, 4, ev.pe, false, true);  // tracked: the fence then orders it
     u->fence();
@@ -260,6 +248,17 @@ class RaceTool final : public ToolHooks {
       if ((o.seq.load(std::memory_order_relaxed) & 1) || std::memcmp(&o, &b[i % kRaceRing], sizeof o) != 0) continue;
       judge(ev, kind, w, epoch, o);
     }
+  }
+
+  // The record's body (all but its sequence word).
+  void fill(RaceAccess& rec, const OpEvent& ev, uint16_t kind, uint32_t epoch, uint64_t w) {
+    rec.origin = r_->rank_;
+    rec.kind = kind;
+    rec.call_id = r_->dfx_.intern(ev.call);
+    rec.epoch = epoch;
+    rec.where = w;
+    rec.bytes = ev.bytes;
+    rec.call_site = reinterpret_cast<uintptr_t>(ev.call_site);
   }
 
   // o, another access into the same PE, against this one: a race when they overlap, one
