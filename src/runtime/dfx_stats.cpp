@@ -326,13 +326,11 @@ class StatsTool final : public ToolHooks {
   }
 
   void coll_begin(CollEvent& ev) override {
-    if (finalizing_) return;
     Block& b = mine();
     b.coll_t0 = ev.record && ev.record->t_enter_ns ? ev.record->t_enter_ns : now_ns();
   }
 
   void coll_end(CollEvent& ev) override {
-    if (finalizing_) return;
     Block& b = mine();
     const uint64_t t1 = now_ns();
     const uint64_t dt = t1 - b.coll_t0;
@@ -537,7 +535,6 @@ class StatsTool final : public ToolHooks {
   void report(const std::vector<Row>& rows);
 
   Runtime::Impl& r_;
-  bool finalizing_ = false;  // finalize's own barrier is not counted
   const uint64_t id_ = ++g_instances;
   int level_ = 1;
   uint64_t sample_mask_ = 63;
@@ -580,16 +577,13 @@ Row StatsTool::merge() const {
 }
 
 void StatsTool::finalize() {
-  if (r_.ucx_ && r_.npes_ > 1) {
-    // The last batches of collectives to judge against other nodes' pages; then a barrier
-    // (not counted), in which every PE serves the others' reads before any goes on to wait
-    // in the store (where, with SYMMEM_UCX_PROGRESS=inline, nobody would serve them).
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      for (auto& b : blocks_) judge_remote(*b);
-    }
-    finalizing_ = true;
-    r_.barrier_all();
+  // The last batches of collectives to judge against other nodes' pages. Only where a
+  // progress thread serves this PE's page while it waits in the store below; with
+  // SYMMEM_UCX_PROGRESS=inline nobody would (a barrier here could make them, but not every
+  // PE need have statistics on), and those collectives are not judged.
+  if (r_.ucx_ && r_.cfg_.ucx_progress == "thread") {
+    std::lock_guard<std::mutex> g(mu_);
+    for (auto& b : blocks_) judge_remote(*b);
   }
   std::vector<Row> rows;
   {
