@@ -88,8 +88,7 @@ struct Block {
   // Collectives where every member on this node entered before this PE and the others'
   // records are on other nodes: judged in batches (judge_remote).
   struct Pending {
-    uint16_t lane;
-    uint32_t team_seq;
+    uint32_t team_id, team_rel;  // the collective as every member numbers it
     uint64_t t_enter;
     int start, stride, size, me;
     CollStat* stat;
@@ -349,7 +348,7 @@ class StatsTool final : public ToolHooks {
     int last = -1;
     if (ev.lane != kActiveSetLane) last = was_last(ev, b.coll_t0);
     if (last == kAskOtherNodes) {
-      b.pending.push_back({uint16_t(ev.lane), ev.team_seq, b.coll_t0, ev.start, ev.stride, ev.size, ev.me, &c});
+      b.pending.push_back({ev.team_id, ev.team_rel, b.coll_t0, ev.start, ev.stride, ev.size, ev.me, &c});
       if (b.pending.size() >= kBatch) judge_remote(b);
     } else if (last >= 0) {
       ++c.judged;
@@ -458,27 +457,28 @@ class StatsTool final : public ToolHooks {
           r_.fetch_dfx_page(pe, pages[pe].get());
         }
       }
-    // This PE's own records with both times, by (lane, team_seq).
+    // This PE's own records with both times, by (team_id, team_rel): the same on every
+    // member, where lanes and their counts may differ between PEs.
     struct Times {
       uint16_t op;
       uint64_t enter, exit;
     };
-    std::map<std::pair<uint16_t, uint32_t>, Times> mine;
+    std::map<std::pair<uint32_t, uint32_t>, Times> mine;
     const Page& own = r_.meta(r_.rank_)->dfx;
     for (int j = 0; j < kCollRing; ++j) {
       CollRecord rec;
       if (read_stable(own.colls[j], &rec) && rec.t_enter_ns && rec.t_exit_ns && waits_for_all(rec.op))
-        mine[{rec.lane, rec.team_seq}] = {rec.op, rec.t_enter_ns, rec.t_exit_ns};
+        mine[{rec.team_id, rec.team_rel}] = {rec.op, rec.t_enter_ns, rec.t_exit_ns};
     }
     struct Bounds {
       bool any = false;
       int64_t lo = 0, hi = 0;
     };
     std::map<int, Bounds> bounds;
-    auto find = [](const Page& q, uint16_t lane, uint32_t seq, CollRecord* out) {
+    auto find = [](const Page& q, uint32_t team, uint32_t rel, CollRecord* out) {
       for (int j = 0; j < kCollRing; ++j) {
         const CollRecord& rec = q.colls[j];
-        if ((rec.seq.load(std::memory_order_relaxed) & 1) == 0 && rec.lane == lane && rec.team_seq == seq &&
+        if ((rec.seq.load(std::memory_order_relaxed) & 1) == 0 && rec.team_id == team && rec.team_rel == rel &&
             rec.t_enter_ns) {
           std::memcpy(static_cast<void*>(out), static_cast<const void*>(&rec), sizeof rec);
           return true;
@@ -491,7 +491,7 @@ class StatsTool final : public ToolHooks {
       for (int j = 0; j < kCollRing; ++j) {
         const CollRecord& q = page->colls[j];
         if ((q.seq.load(std::memory_order_relaxed) & 1) || !q.t_enter_ns || !q.t_exit_ns) continue;
-        auto m = mine.find({q.lane, q.team_seq});
+        auto m = mine.find({q.team_id, q.team_rel});
         if (m == mine.end() || m->second.op != q.op) continue;
         const int64_t lo = int64_t(q.t_enter_ns - m->second.exit), hi = int64_t(q.t_exit_ns - m->second.enter);
         bd.lo = bd.any ? std::max(bd.lo, lo) : lo;
@@ -506,7 +506,7 @@ class StatsTool final : public ToolHooks {
         if (i == p.me || r_.routes_[pe] == Route::kShm) continue;
         CollRecord q;
         const Bounds& bd = bounds[pe];
-        if (!bd.any || bd.lo > bd.hi || !find(*pages[pe], p.lane, p.team_seq, &q)) {
+        if (!bd.any || bd.lo > bd.hi || !find(*pages[pe], p.team_id, p.team_rel, &q)) {
           unknown = true;
           continue;
         }
