@@ -105,6 +105,7 @@ struct MergeResult {
   int unfinished_pes = 0;  // rings of PEs that did not finalize (killed, crashed, stopped)
   size_t events = 0, flows = 0;
   std::vector<std::string> rings;  // the files merged
+  std::vector<std::string> clocks;  // rings from several hosts: each other host's clock offset
 };
 
 // Merges the rings of `job` found in `dir` (default /dev/shm) into one Chrome/Perfetto

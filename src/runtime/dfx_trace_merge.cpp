@@ -30,7 +30,8 @@ namespace {
 // dfx::Op values the merger needs (dfx_page.hpp; the ring names them all in op_names).
 enum : uint8_t {
   kPut = 1, kGet, kPutNbi, kGetNbi, kAmo, kAmoFetch, kPutSignal, kSignal, kWait, kTest, kLock, kQuiet, kFence,
-  kBarrier, kSync, kFirstColl = kBarrier, kCollEnd = 27
+  kBarrier, kSync, kBroadcast, kCollect, kFcollect, kAlltoall, kAlltoalls, kReduce, kScan, kAlloc, kFree,
+  kFirstColl = kBarrier, kCollEnd = 27
 };
 
 struct Ring {
@@ -39,6 +40,8 @@ struct Ring {
   std::vector<Rec> recs;  // in order
   double ns_per_tick = 1.0;
   bool has_ticks_fit = false;
+  double shift_ns = 0;  // subtracted from this ring's times: its host's clock against PE 0's
+  double shift_unc_ns = 0;  // and how far off that may be
 };
 
 struct Ev {
@@ -160,6 +163,78 @@ std::vector<std::string> jobs_with_rings(const std::string& dir) {
   return jobs;
 }
 
+// Rings from several hosts (copied into one directory): each host's CLOCK_MONOTONIC
+// starts at its own boot. Each host's clock is placed against the host of the lowest PE
+// from the world collectives both recorded (barriers, syncs, reductions, collects,
+// alltoalls, allocations: each member enters before any member leaves), so for a PE q on
+// host H and a PE r on the reference host
+//   q.start - r.end  <  offset(H's clock - the reference's)  <  q.end - r.start.
+// The tightest bounds over all such pairs give the offset (their middle) and its
+// uncertainty (half their width), reported in res->clocks.
+template <class ToNs, class DurNs>
+void align_hosts(std::vector<Ring>& rings, const ToNs& to_ns, const DurNs& dur_ns, MergeResult* res) {
+  auto host = [](const Ring& r) { return std::string(r.h->host, strnlen(r.h->host, sizeof r.h->host)); };
+  if (rings.empty()) return;
+  const std::string ref = host(rings[0]);
+  bool several = false;
+  for (const Ring& r : rings) several |= host(r) != ref;
+  if (!several) return;
+  struct C {
+    double t0, t1;
+    size_t ring;
+  };
+  std::map<std::pair<uint32_t, uint64_t>, std::vector<C>> colls;  // (team_seq, members) on the world lane
+  for (size_t ri = 0; ri < rings.size(); ++ri) {
+    const Ring& r = rings[ri];
+    for (size_t i = 0; i + 1 < r.recs.size(); ++i) {
+      const Rec& x = r.recs[i];
+      const Rec& nx = r.recs[i + 1];
+      const bool all = x.op == kBarrier || x.op == kSync || (x.op >= kCollect && x.op <= kAlltoalls) ||
+                       x.op == kReduce || x.op == kAlloc || x.op == kFree;
+      if (!all || (x.flags & kFlagExt) || x.dur == kDurOpen || !(nx.flags & kFlagExt) || nx.op != x.op) continue;
+      const CollExt& c = reinterpret_cast<const CollExt&>(nx);
+      if (c.lane != 0) continue;
+      const double t0 = to_ns(r, x.t0);
+      colls[{c.team_seq, c.members}].push_back({t0, t0 + dur_ns(r, x.dur), ri});
+    }
+  }
+  struct Bounds {
+    double lo = -1e300, hi = 1e300;
+    size_t n = 0;
+  };
+  std::map<std::string, Bounds> bounds;
+  for (const auto& [key, v] : colls)
+    for (const C& q : v) {
+      const std::string hq = host(rings[q.ring]);
+      if (hq == ref) continue;
+      Bounds& b = bounds[hq];
+      for (const C& r : v) {
+        if (host(rings[r.ring]) != ref) continue;
+        b.lo = std::max(b.lo, q.t0 - r.t1);
+        b.hi = std::min(b.hi, q.t1 - r.t0);
+        ++b.n;
+      }
+    }
+  char line[256];
+  for (Ring& r : rings) {
+    const std::string h = host(r);
+    if (h == ref) continue;
+    auto it = bounds.find(h);
+    if (it == bounds.end() || it->second.n == 0 || it->second.lo > it->second.hi) continue;
+    r.shift_ns = (it->second.lo + it->second.hi) / 2;
+    r.shift_unc_ns = (it->second.hi - it->second.lo) / 2;
+  }
+  for (const auto& [h, b] : bounds) {
+    if (b.n == 0 || b.lo > b.hi)
+      std::snprintf(line, sizeof line, "host %s: no consistent world collective with %s; its clock is left as is",
+                    h.c_str(), ref.c_str());
+    else
+      std::snprintf(line, sizeof line, "host %s: clock %+.3f ms from %s's (+-%.1f us, %zu pairs of collectives)",
+                    h.c_str(), (b.lo + b.hi) / 2e6, ref.c_str(), (b.hi - b.lo) / 2e3, b.n);
+    res->clocks.push_back(line);
+  }
+}
+
 bool merge_job(const std::string& job, const std::string& dir_in, const std::string& out_in, bool keep,
                MergeResult* res, std::string* err) {
   const std::string dir = dir_in.empty() ? "/dev/shm" : dir_in;
@@ -200,12 +275,14 @@ bool merge_job(const std::string& job, const std::string& dir_in, const std::str
   for (Ring& r : rings)
     if (r.h->clock == 1 && !r.has_ticks_fit) r.ns_per_tick = best_rate;
   auto to_ns = [](const Ring& r, uint64_t t) {
-    return r.h->clock == 1 ? double(r.h->ns0) + (double(t) - double(r.h->tick0)) * r.ns_per_tick : double(t);
+    return (r.h->clock == 1 ? double(r.h->ns0) + (double(t) - double(r.h->tick0)) * r.ns_per_tick : double(t)) -
+           r.shift_ns;
   };
   auto dur_ns = [](const Ring& r, uint32_t d) {
     const double ticks = (d & kDurCoarse) ? double(uint64_t(d & ~kDurCoarse) << 16) : double(d);
     return r.h->clock == 1 ? ticks * r.ns_per_tick : ticks;
   };
+  align_hosts(rings, to_ns, dur_ns, res);
 
   // Records -> events.
   std::vector<Ev> evs;
@@ -329,7 +406,13 @@ bool merge_job(const std::string& job, const std::string& dir_in, const std::str
     if (locate(e.pe, e.addr, &region, &off)) writes[{e.peer, region, off}].push_back(i);
   }
   for (auto& [k, v] : writes) std::sort(v.begin(), v.end(), [&](size_t a, size_t b) { return evs[a].ts < evs[b].ts; });
+  // Each PE's clock is converted on its own (its TSC pairs; a killed PE has only its first):
+  // the satisfying write may appear up to kSkewNs after the wait's end, plus, for PEs of
+  // other hosts, how far off their clocks' placement may be.
   constexpr double kSkewNs = 1000;
+  std::map<int, double> unc;
+  double max_unc = 0;
+  for (const Ring& r : rings) unc[r.h->rank] = r.shift_unc_ns, max_unc = std::max(max_unc, r.shift_unc_ns);
   std::vector<std::pair<size_t, size_t>> signal_flows;  // write -> wait
   for (size_t i = 0; i < evs.size(); ++i) {
     const Ev& w = evs[i];
@@ -343,9 +426,9 @@ bool merge_job(const std::string& job, const std::string& dir_in, const std::str
            std::get<2>(it->first) < off + std::max<uint64_t>(w.bytes, 1);
          ++it) {
       const auto& v = it->second;
-      // Each PE's clock is converted on its own (its TSC pairs; a killed PE has only its
-      // first): allow the satisfying write to appear up to kSkewNs after the wait's end.
-      auto ub = std::upper_bound(v.begin(), v.end(), w.end() + kSkewNs, [&](double t, size_t j) { return t < evs[j].ts; });
+      auto ub = std::upper_bound(v.begin(), v.end(), w.end() + kSkewNs + 2 * max_unc,
+                                 [&](double t, size_t j) { return t < evs[j].ts; });
+      while (ub != v.begin() && evs[*(ub - 1)].ts > w.end() + kSkewNs + unc[evs[*(ub - 1)].pe] + unc[w.pe]) --ub;
       if (ub == v.begin()) continue;
       const size_t j = *(ub - 1);
       if (best == SIZE_MAX || evs[j].ts > evs[best].ts) best = j;

@@ -5,6 +5,11 @@ check_trace.py CASE SYMMEM_RUN SYMMEM_TRACE PROG
   kill:       4 PEs under symmem-run, PE 3 killed mid-run; symmem-run merges (exit 137).
   ok:         4 PEs under symmem-run, normal end.
   standalone: 1 PE without a launcher; `symmem-trace merge JOB` merges.
+  hosts:      4 PEs started by hand (torchrun's environment) as two emulated nodes over
+              UCX; their rings are copied and PEs 2-3's made to read as another host's
+              whose clock is 7 s ahead (host name and clock base rewritten: one machine
+              has one clock); `symmem-trace merge --dir` must place that host's clock
+              back, so that every world barrier overlaps on all PEs.
 Checks the schema (traceEvents; ph/ts/dur/pid/tid; flows paired s->f), the events of the
 known program per PE, the put_signal -> wait arrows, the barrier arrows, the killed PE's
 last events, allocation names, and that no ring is left in /dev/shm.
@@ -12,6 +17,10 @@ last events, allocation names, and that no ring is left in /dev/shm.
 import json
 import os
 import re
+import secrets
+import shutil
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -213,8 +222,123 @@ def record(case, run, tool, prog, out, env=None):
     return npes, killed
 
 
+SKEW_NS = 7 * 10**9
+# Header (src/runtime/dfx_trace.hpp): magic, version, rec_size, rank, npes, pid, clock,
+# capacity, head, state, threads, 4 x heap/static, tick0, ns0, pair_seq, pad0, tick1, ns1, host[64]
+HDR = struct.Struct("<QIIiiiIQQII4QQQIIQQ64s")
+HEADER_BYTES, REC = 32768, 32
+
+
+def shift_ring(path, host, skew):
+    """Makes a ring read as recorded on `host` with a clock `skew` ns ahead."""
+    with open(path, "r+b") as f:
+        h = list(HDR.unpack(f.read(HDR.size)))
+        clock, cap, head = h[6], h[7], h[8]
+        if clock == 1:  # ticks -> ns through (tick0, ns0) and (tick1, ns1): move both ns
+            h[16] += skew
+            h[20] += skew
+        else:  # CLOCK_MONOTONIC ns in every record's t0 (extension records hold other data)
+            for i in range(max(0, head - cap), head):
+                off = HEADER_BYTES + (i % cap) * REC
+                f.seek(off)
+                t0, dur, op, flags = struct.unpack("<QIBB", f.read(14))
+                if op and not flags & 0x80:
+                    f.seek(off)
+                    f.write(struct.pack("<Q", t0 + skew))
+        h[21] = host.encode()
+        f.seek(0)
+        f.write(HDR.pack(*h))
+
+
+def hosts(tool, prog, tmp):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    run_id, secret = "trace-" + secrets.token_hex(4), secrets.token_hex(32)
+    out = os.path.join(tmp, "h.json")
+    procs = []
+    for r in range(4):
+        env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r % 2), WORLD_SIZE="4", LOCAL_WORLD_SIZE="2",
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port - 1), TORCHELASTIC_RUN_ID=run_id,
+                   SYMMEM_STORE_SECRET=secret, SYMMEM_NODE_ID="emu%d" % (r // 2), UCX_TLS="tcp",
+                   UCX_NET_DEVICES="lo", SYMMEM_LOG_LEVEL="warn", SYMMEM_TRACE=out + ",size=2M")
+        for k in ("SYMMEM_RANK", "SYMMEM_NPES", "SYMMEM_STORE", "SYMMEM_JOB_ID"):
+            env.pop(k, None)
+        procs.append(subprocess.Popen([prog, "ok"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True, start_new_session=True))
+    texts = []
+    for p in procs:
+        try:
+            texts.append(p.communicate(timeout=120)[0])
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            fail("the 4 PEs did not end within 120 s")
+    print("\n".join(texts))
+    if any(p.returncode != 0 for p in procs):
+        fail("exit codes %r" % [p.returncode for p in procs])
+    m = re.search(r"symmem-trace merge (\S+)", texts[0])
+    if not m:
+        fail("no merge hint from PE 0")
+    job = m.group(1)
+    try:
+        hosts_merge(tool, tmp, out, job)
+    finally:  # nothing left behind, pass or fail
+        for f in rings_of(job):
+            os.unlink(os.path.join("/dev/shm", f))
+
+
+def hosts_merge(tool, tmp, out, job):
+    rings = sorted(rings_of(job))
+    if len(rings) != 4:
+        fail("%d rings of job %s in /dev/shm, want 4" % (len(rings), job))
+    d = os.path.join(tmp, "rings")
+    os.mkdir(d)
+    for f in rings:
+        shutil.move(os.path.join("/dev/shm", f), os.path.join(d, f))
+    for f in rings:
+        if re.search(r"pe[23]$", f):
+            shift_ring(os.path.join(d, f), "otherhost", SKEW_NS)
+    q = subprocess.run([tool, "merge", "--dir", d, "-o", out, job], capture_output=True, text=True, timeout=120)
+    print(q.stdout + q.stderr)
+    if q.returncode != 0:
+        fail("symmem-trace merge exit %d" % q.returncode)
+    m = re.search(r"host otherhost: clock ([+-][0-9.]+) ms from \S+'s \(\+-([0-9.]+) us, (\d+) pairs", q.stdout)
+    if not m:
+        fail("the merge did not report the other host's clock")
+    est, unc = float(m.group(1)) * 1e6, float(m.group(2)) * 1e3
+    if abs(est - SKEW_NS) > unc + 1e3:
+        fail("clock offset %.0f ns, want %d within +-%.0f ns" % (est, SKEW_NS, unc))
+    with open(out) as f:
+        doc = json.load(f)
+    pairs = check_schema(doc)
+    sig = sum(1 for a, _ in pairs if a["name"] == "signal")
+    if sig != ITERS * 4:  # each wait's arrow, across the hosts too
+        fail("%d signal flows, want %d" % (sig, ITERS * 4))
+    bars = {}
+    for e in doc["traceEvents"]:
+        if e["ph"] == "X" and e.get("cat") == "barrier":
+            bars.setdefault(e["args"]["seq"], []).append(e)
+    full = [v for v in bars.values() if len(v) == 4]
+    if len(full) < ITERS:
+        fail("%d barriers on all 4 PEs, want at least %d" % (len(full), ITERS))
+    slack = 2 * unc / 1e3 + 1.0  # us
+    for v in full:
+        if max(e["ts"] for e in v) > min(e["ts"] + e["dur"] for e in v) + slack:
+            fail("barrier #%d does not overlap on the 4 PEs: %r" % (v[0]["args"]["seq"], [(e["pid"], e["ts"], e["dur"]) for e in v]))
+    print("check_trace: hosts: clock offset %.3f ms (+-%.1f us), %d barriers overlap: ok" % (est / 1e6, unc / 1e3, len(full)))
+
+
 def main():
     case, run, tool, prog = sys.argv[1:5]
+    if case == "hosts":
+        tmp = tempfile.mkdtemp(prefix="symmem-trace-test-")
+        try:
+            hosts(tool, prog, tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
     tmp = tempfile.mkdtemp(prefix="symmem-trace-test-")
     out = os.path.join(tmp, "t.json")
     npes, killed = record(case, run, tool, prog, out)

@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
       rc = 1;
       continue;
     }
+    for (const std::string& c : r.clocks) std::printf("symmem-trace: job %s: %s\n", j.c_str(), c.c_str());
     std::printf("symmem-trace: job %s: %d PEs (%zu events, %zu flows", j.c_str(), r.pes, r.events, r.flows);
     if (r.unfinished_pes) std::printf(", %d PEs did not finalize", r.unfinished_pes);
     std::printf(") written to %s\n", r.out_path.c_str());
