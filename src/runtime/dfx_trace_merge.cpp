@@ -410,9 +410,13 @@ bool merge_job(const std::string& job, const std::string& dir_in, const std::str
   // the satisfying write may appear up to kSkewNs after the wait's end, plus, for PEs of
   // other hosts, how far off their clocks' placement may be.
   constexpr double kSkewNs = 1000;
-  std::map<int, double> unc;
+  std::map<int, const Ring*> ring_by_pe;
   double max_unc = 0;
-  for (const Ring& r : rings) unc[r.h->rank] = r.shift_unc_ns, max_unc = std::max(max_unc, r.shift_unc_ns);
+  for (const Ring& r : rings) ring_by_pe[r.h->rank] = &r, max_unc = std::max(max_unc, r.shift_unc_ns);
+  auto skew = [&](int a, int b) {  // PEs of one host share a clock (and its placement)
+    const Ring *x = ring_by_pe[a], *y = ring_by_pe[b];
+    return kSkewNs + (x->shift_ns != y->shift_ns ? x->shift_unc_ns + y->shift_unc_ns : 0);
+  };
   std::vector<std::pair<size_t, size_t>> signal_flows;  // write -> wait
   for (size_t i = 0; i < evs.size(); ++i) {
     const Ev& w = evs[i];
@@ -428,7 +432,7 @@ bool merge_job(const std::string& job, const std::string& dir_in, const std::str
       const auto& v = it->second;
       auto ub = std::upper_bound(v.begin(), v.end(), w.end() + kSkewNs + 2 * max_unc,
                                  [&](double t, size_t j) { return t < evs[j].ts; });
-      while (ub != v.begin() && evs[*(ub - 1)].ts > w.end() + kSkewNs + unc[evs[*(ub - 1)].pe] + unc[w.pe]) --ub;
+      while (ub != v.begin() && evs[*(ub - 1)].ts > w.end() + skew(evs[*(ub - 1)].pe, w.pe)) --ub;
       if (ub == v.begin()) continue;
       const size_t j = *(ub - 1);
       if (best == SIZE_MAX || evs[j].ts > evs[best].ts) best = j;
