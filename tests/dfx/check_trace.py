@@ -177,6 +177,20 @@ def rings_of(job):
     return [f for f in os.listdir("/dev/shm") if f.startswith("symmem-%s-trace-pe" % job)]
 
 
+def drop_launcher(env):
+    """No symmem-run: the PEs find each other from the environment they are given."""
+    for k in ("SYMMEM_RANK", "SYMMEM_NPES", "SYMMEM_STORE", "SYMMEM_JOB_ID"):
+        env.pop(k, None)
+
+
+def job_from_hint(text):
+    """The job id in PE 0's "merge them ... with: symmem-trace merge JOB" line."""
+    m = re.search(r"symmem-trace merge (\S+)", text)
+    if not m:
+        fail("no merge hint from PE 0")
+    return m.group(1)
+
+
 def record(case, run, tool, prog, out, env=None):
     """Runs trace_prog's CASE (kill, ok, standalone; see the top) with SYMMEM_TRACE so that
     its merged trace is `out`; returns (npes, killed)."""
@@ -184,16 +198,12 @@ def record(case, run, tool, prog, out, env=None):
     env.pop("SYMMEM_TRACE", None)
     if case == "standalone":
         env["SYMMEM_TRACE"] = out + ",size=2M"
-        for k in ("SYMMEM_RANK", "SYMMEM_NPES", "SYMMEM_STORE", "SYMMEM_JOB_ID"):
-            env.pop(k, None)
+        drop_launcher(env)
         p = subprocess.run([prog, "ok"], env=env, capture_output=True, text=True, timeout=120)
         print(p.stdout + p.stderr)
         if p.returncode != 0:
             fail("program exit %d" % p.returncode)
-        m = re.search(r"symmem-trace merge (\S+)", p.stderr)
-        if not m:
-            fail("no merge hint from PE 0")
-        job = m.group(1)
+        job = job_from_hint(p.stderr)
         if len(rings_of(job)) != 1:
             fail("ring of job %s not in /dev/shm" % job)
         q = subprocess.run([tool, "merge", job], capture_output=True, text=True, timeout=120)
@@ -263,8 +273,7 @@ def hosts(tool, prog, tmp):
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port - 1), TORCHELASTIC_RUN_ID=run_id,
                    SYMMEM_STORE_SECRET=secret, SYMMEM_NODE_ID="emu%d" % (r // 2), UCX_TLS="tcp",
                    UCX_NET_DEVICES="lo", SYMMEM_LOG_LEVEL="warn", SYMMEM_TRACE=out + ",size=2M")
-        for k in ("SYMMEM_RANK", "SYMMEM_NPES", "SYMMEM_STORE", "SYMMEM_JOB_ID"):
-            env.pop(k, None)
+        drop_launcher(env)
         procs.append(subprocess.Popen([prog, "ok"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       text=True, start_new_session=True))
     texts = []
@@ -278,10 +287,7 @@ def hosts(tool, prog, tmp):
     print("\n".join(texts))
     if any(p.returncode != 0 for p in procs):
         fail("exit codes %r" % [p.returncode for p in procs])
-    m = re.search(r"symmem-trace merge (\S+)", texts[0])
-    if not m:
-        fail("no merge hint from PE 0")
-    job = m.group(1)
+    job = job_from_hint(texts[0])
     try:
         hosts_merge(tool, tmp, out, job)
     finally:  # nothing left behind, pass or fail
