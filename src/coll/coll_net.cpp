@@ -54,11 +54,15 @@ void sync(Group& g) { g.sync(); }
 // From this size on, only one member per node moves the data between nodes (the node's
 // leader); the others copy it from the leader through shared memory.
 constexpr size_t kHierBytes = 64 << 10;
-// Up to this size a team's reduction travels inside one sync (in_sync); fcollect up to 4x
-// this in all.
-constexpr size_t kInSyncBytes = 512;
+// A team's collective travels inside one sync (in_sync) while what the members contribute
+// fits the team scratch (in_sync checks the exact layout).
+bool fits_in_sync(Group& g, size_t total) { return total <= g.scratch_bytes(); }
+// Up to this many times that, a reduction or fcollect runs as consecutive in_syncs over
+// pieces of the vectors, and a broadcast as consecutive mailbox broadcasts of a box each
+// (pipelined: the root does not wait between them); beyond, the general path.
+constexpr size_t kInSyncPieces = 4, kMailboxPieces = 8;
 bool reduce_in_sync(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn);
-bool fcollect_in_sync(Group& g, void* dest, const void* src, size_t bytes);
+bool fcollect_in_sync(Group& g, void* dest, const void* src, size_t bytes, size_t stride);
 bool alltoall_in_sync(Group& g, void* dest, const void* src, size_t block);
 
 bool broadcast_in_sync(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets);
@@ -113,8 +117,15 @@ void net_pieces(Group& g, void* dest, const void* src, int pieces, P piece, bool
 
 void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets) {
   if (bytes == 0) return;
-  if (bytes <= g.mailbox_bytes() && broadcast_mailbox(g, dest, src, bytes, root, root_gets)) return;
-  if (bytes * size_t(g.size()) <= kInSyncBytes * 4 && broadcast_in_sync(g, dest, src, bytes, root, root_gets)) return;
+  const size_t box = g.mailbox_bytes();
+  if (bytes <= box && broadcast_mailbox(g, dest, src, bytes, root, root_gets)) return;
+  // Every member gets the same answer for every piece (the group's layout decides).
+  if (bytes <= box * kMailboxPieces && broadcast_mailbox(g, dest, src, box, root, root_gets)) {
+    for (size_t at = box; at < bytes; at += box)
+      broadcast_mailbox(g, mp(dest) + at, cp(src) + at, std::min(box, bytes - at), root, root_gets);
+    return;
+  }
+  if (fits_in_sync(g, bytes * size_t(g.size())) && broadcast_in_sync(g, dest, src, bytes, root, root_gets)) return;
   Runtime::Impl* rt = g.rt();
   const int me = g.me();
   g.sync();  // the root's source is ready; no member still reads a previous dest
@@ -139,7 +150,14 @@ void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bo
 
 void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
   if (bytes == 0) return;
-  if (bytes * size_t(g.size()) <= kInSyncBytes * 4 && fcollect_in_sync(g, dest, src, bytes)) return;
+  if (bytes * size_t(g.size()) <= g.scratch_bytes() * kInSyncPieces) {
+    const size_t per = g.scratch_bytes() / size_t(g.size());  // bytes of each member's per piece
+    if (per > 0 && fcollect_in_sync(g, dest, src, std::min(per, bytes), bytes)) {  // false for none or for all
+      for (size_t at = per; at < bytes; at += per)
+        fcollect_in_sync(g, mp(dest) + at, cp(src) + at, std::min(per, bytes - at), bytes);
+      return;
+    }
+  }
   const int n = g.size(), me = g.me();
   g.sync();
   if (bytes * size_t(n) >= kHierBytes && nodes_shared(g))
@@ -180,7 +198,7 @@ void collect(Group& g, void* dest, const void* src, size_t bytes) {
 
 void alltoall(Group& g, void* dest, const void* src, size_t block) {
   if (block == 0) return;
-  if (block * size_t(g.size()) * size_t(g.size()) <= kInSyncBytes * 4 && alltoall_in_sync(g, dest, src, block)) return;
+  if (fits_in_sync(g, block * size_t(g.size()) * size_t(g.size())) && alltoall_in_sync(g, dest, src, block)) return;
   const int n = g.size(), me = g.me();
   g.sync();
   for (int k = 0; k < n; ++k) {
@@ -212,9 +230,9 @@ void alltoalls(Group& g, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t s
 // Small team collectives as one hierarchical sync that carries the data. The PEs of a node
 // arrive at their leader (shared memory); the leader copies their contributions (`bytes`
 // each) into its team scratch (one block per node, members in member order), then the
-// leaders run the sync's dissemination rounds over UCX, each round's message preceded by
-// the blocks the partner lacks (puts into its scratch, fenced before the round's atomic
-// add), so after the last round every leader holds every member's contribution. It
+// leaders run the sync's dissemination rounds over UCX, each round's arrival carrying the
+// blocks the partner lacks into its scratch (one deposit, UcxTransport::deposit), so
+// after the last round every leader holds every member's contribution. It
 // releases its node, and every PE builds its result from its leader's scratch:
 // out(contribution), where contribution(i) is member i's, asked for i = 0, 1, ... in order.
 // One sync's latency instead of two syncs and a round of gets. The scratch of parity e&1 is
@@ -272,15 +290,24 @@ bool in_sync(Group& g, const void* src, size_t bytes, Out out) {
     const int to = gn.leaders[size_t((gn.my_leader + dist) % nl)];
     const int from = gn.leaders[size_t((gn.my_leader - dist % nl + nl) % nl)];
     // Held now: nodes my_leader, my_leader-1, ..., my_leader-dist+1; the partner holds
-    // its own and the dist-1 before it: send the min(dist, nl-dist) it lacks.
+    // its own and the dist-1 before it: send the min(dist, nl-dist) it lacks, blocks
+    // my_leader-k+1 .. my_leader (modulo nl: one run or two), and the round's arrival,
+    // as one deposit.
     const int k = std::min(dist, nl - dist);
     char* theirs = g.scratch(g.index_of(to), par);
-    for (int j = 0; j < k; ++j) {
-      const size_t at = size_t((gn.my_leader - j + nl) % nl) * block;
-      rt->ucx_put(theirs + at, mine + at, block, to, false);
+    const int lo = gn.my_leader - k + 1;
+    UcxSeg segs[2];
+    int ns = 0;
+    auto run = [&](int a, int b) {  // blocks [a, b)
+      segs[ns++] = UcxSeg{theirs + size_t(a) * block, mine + size_t(a) * block, size_t(b - a) * block};
+    };
+    if (lo >= 0) {
+      run(lo, gn.my_leader + 1);
+    } else {
+      run(0, gn.my_leader + 1);
+      run(nl + lo, nl);
     }
-    rt->ucx_->fence();
-    rt->radd32(&state(to)->round[round].v, 1, to);
+    rt->ucx_->deposit(segs, ns, &state(to)->round[round].v, 1, to);
     std::atomic<uint32_t>& w = state(gn.leader)->round[round].v;
     rt->net_wait([&] { return int32_t(w.load(std::memory_order_acquire) - e) >= 0; }, from, "collective");
   }
@@ -302,10 +329,11 @@ bool reduce_in_sync(Group& g, void* dest, const void* src, size_t n, size_t es, 
   });
 }
 
-bool fcollect_in_sync(Group& g, void* dest, const void* src, size_t bytes) {
+// Member i's bytes go to dest + i * stride.
+bool fcollect_in_sync(Group& g, void* dest, const void* src, size_t bytes, size_t stride) {
   const int size = g.size();
   return in_sync(g, src, bytes, [&](auto block) {
-    for (int i = 0; i < size; ++i) std::memcpy(mp(dest) + size_t(i) * bytes, block(i), bytes);
+    for (int i = 0; i < size; ++i) std::memcpy(mp(dest) + size_t(i) * stride, block(i), bytes);
   });
 }
 
@@ -322,13 +350,13 @@ bool broadcast_in_sync(Group& g, void* dest, const void* src, size_t bytes, int 
 
 // Small team broadcasts without a team sync, through the members' mailboxes (team/team.hpp
 // TeamSlot::bcast_*; the k-th small broadcast of the team uses box k % depth everywhere).
-// The root puts its data into the box of each other node's leader over UCX, then, after a
-// fence, adds `depth` to that leader's ready word (one posted atomic); it copies the data
+// The root deposits its data into the box of each other node's leader over UCX with an
+// add of `depth` to that leader's ready word (one message each); it copies the data
 // into the boxes of its own node's other members through shared memory. A leader of
 // another node waits for its ready word (driving UCX), forwards the box to its node's
 // other members through shared memory, and copies it out; the others copy out of their own
 // box. Every member then sets its done word to k: its box k % depth is free again. Nobody
-// reads another PE's dest or source, and the root's puts are complete locally when it
+// reads another PE's dest or source, and the root's deposits are complete locally when it
 // returns, so every buffer may change on return; a member returns once it holds the data,
 // and a root runs up to `depth` broadcasts ahead of the slowest member.
 // Before filling a box, its filler waits for the owner's done to reach k - depth: in place
@@ -354,7 +382,6 @@ bool broadcast_mailbox(Group& g, void* dest, const void* src, size_t bytes, int 
   };
   if (me == root) {
     uint32_t* seen = g.mailbox_seen();
-    bool sent = false;
     for (int pe : gn.leaders) {
       if (!rt->off_node(pe)) continue;
       const int i = g.index_of(pe);
@@ -370,13 +397,8 @@ bool broadcast_mailbox(Group& g, void* dest, const void* src, size_t bytes, int 
           sched_yield();
         }
       }
-      rt->ucx_put(m.box, src, bytes, pe, true);  // blocking: src is free on return
-      sent = true;
-    }
-    if (sent) {
-      rt->ucx_->fence();
-      for (int pe : gn.leaders)
-        if (rt->off_node(pe)) rt->radd32(&g.mailbox(g.index_of(pe), k).ready->v, depth, pe);
+      const UcxSeg seg{m.box, src, bytes};
+      rt->ucx_->deposit(&seg, 1, &m.ready->v, depth, pe);  // locally complete: src is free on return
     }
     fill_mates(src);
     Runtime::Impl::add_word(mine.ready, depth);  // every box's ready counts every use of it
@@ -462,7 +484,14 @@ static bool reduce_chain(Group& g, void* dest, const void* src, size_t n, size_t
 
 void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
   if (n == 0) return;
-  if (n * es <= kInSyncBytes && reduce_in_sync(g, dest, src, n, es, fn)) return;
+  if (n * es * size_t(g.size()) <= g.scratch_bytes() * kInSyncPieces) {
+    const size_t per = g.scratch_bytes() / size_t(g.size()) / es;  // elements per piece
+    if (per > 0 && reduce_in_sync(g, dest, src, std::min(per, n), es, fn)) {  // false for none or for all
+      for (size_t at = per; at < n; at += per)
+        reduce_in_sync(g, mp(dest) + at * es, cp(src) + at * es, std::min(per, n - at), es, fn);
+      return;
+    }
+  }
   const int size = g.size();
   const size_t bytes = n * es;
   // The chain saves bytes only where a node holds several members; with one member per

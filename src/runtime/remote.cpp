@@ -63,10 +63,7 @@ void Runtime::Impl::ucx_get(void* dst, const void* r, size_t n, int pe, bool blo
 }
 
 void Runtime::Impl::radd32(std::atomic<uint32_t>* word, uint32_t delta, int pe) {
-  if (off_node(pe)) {
-    (void)ucx_->amo(UcxAmo::kAdd, word, delta, 0, 4, pe, false, /*track=*/false);
-    return;
-  }
+  if (off_node(pe)) return ucx_->deposit(nullptr, 0, word, delta, pe);
   // The word's sleeper count follows it on the same line (WaitWord); pSync tokens keep
   // theirs in the high half of the long.
   word->fetch_add(delta, std::memory_order_seq_cst);

@@ -15,7 +15,7 @@
  *             node order: exact integer results, float sums the same bits on every
  *             member and in member order, dest == src, back-to-back calls.
  *  data-coll  broadcast (every root), fcollect and collect (uneven sizes) of 8 B, odd,
- *             middle and over 64 KiB sizes and a 64 KiB sum on the same teams: every byte where the standard
+ *             middle and over 64 KiB sizes, a middle sum (in place too) and a 64 KiB sum on the same teams: every byte where the standard
  *             puts it; each PE overwrites its dest as soon as the call returns (a member
  *             still copying from another's dest would see it).
  *  bcast      back-to-back small broadcasts (1 B .. 2 KiB, every root, roots in turn and
@@ -249,6 +249,21 @@ static void data_on(shmem_team_t team, int rep) {
     }
     CHECK(bad == 0, "team of %d, member %d: collect around %zu B: %zu bytes wrong", tn, m, b, bad);
     free(c);
+  }
+  { /* middle sums (one sync's scratch several times over: consecutive pieces), out of
+     * place and in place */
+    const size_t k = 700;
+    long* ls = (long*)src;
+    for (int in_place = 0; in_place < 2; ++in_place) {
+      for (size_t j = 0; j < k; ++j) ls[j] = (long)(m * 17 + (int)j * 3 + rep);
+      long* d = in_place ? ls : (long*)dst;
+      CHECK(shmem_long_sum_reduce(team, d, ls, k) == 0, "sum_reduce failed");
+      long* c = (long*)take((unsigned char*)d, k * sizeof(long));
+      size_t bad = 0;
+      for (size_t j = 0; j < k; ++j) bad += c[j] != (long)(17 * tn * (tn - 1) / 2) + (long)tn * (long)((int)j * 3 + rep);
+      CHECK(bad == 0, "team of %d, member %d: sum of %zu longs (in place %d): %zu wrong", tn, m, k, in_place, bad);
+      free(c);
+    }
   }
   { /* a large sum (the chain over the nodes), dest overwritten on return too */
     const size_t k = 8193;

@@ -143,6 +143,17 @@ thread_local unsigned t_ops = 0;         // operations since this thread last pr
 // (an endless stream of put_nbi must not queue without bound).
 constexpr int kMaxInflight = 64;
 
+// The deposit's active message (UcxTransport::deposit): this header, then the segments'
+// bytes back to back.
+constexpr unsigned kAmDeposit = 1;
+struct DepositHdr {
+  uint64_t word;
+  uint32_t delta;
+  uint32_t nsegs;
+  uint64_t raddr[UcxTransport::kMaxSegs];
+  uint64_t len[UcxTransport::kMaxSegs];
+};
+
 // A nonblocking request is released here, once complete (ucp_request_free earlier would
 // cancel this callback).
 void on_nbi_done(void* req, ucs_status_t, void* user) {
@@ -285,6 +296,42 @@ struct UcxTransport::Impl {
       if (!st.ok()) fatal("symmem: " + st.message(), pe);
     }
     return q;
+  }
+
+  // Whether [a, a+n) lies in one of this PE's own registered regions.
+  bool mine(uint64_t a, uint64_t n) const {
+    for (const UcxRegion& r : p.regions) {
+      const uint64_t off = a - (r.base0 + uint64_t(p.rank) * r.stride);
+      if (r.length && off < r.length && n <= r.length - off) return true;
+    }
+    return false;
+  }
+
+  // A deposit arrived (on the service worker, in whichever thread progresses it). Its
+  // addresses are checked against this PE's regions as UCX checks a put's remote key.
+  static ucs_status_t on_deposit(void* arg, const void* header, size_t header_len, void* data, size_t len,
+                                 const ucp_am_recv_param_t* param) {
+    Impl* im = static_cast<Impl*>(arg);
+    DepositHdr h;
+    bool ok = header_len == sizeof h && !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV);
+    if (ok) std::memcpy(&h, header, sizeof h);
+    ok = ok && h.nsegs <= kMaxSegs && im->mine(h.word, 4) && h.word % 4 == 0;
+    uint64_t total = 0;
+    for (uint32_t i = 0; ok && i < h.nsegs; ++i) {
+      ok = im->mine(h.raddr[i], h.len[i]);
+      total += h.len[i];
+    }
+    if (!ok || total != len) {
+      log_pe(LogLevel::kError, im->p.rank, "UCX: dropped a malformed deposit (%zu bytes)", len);
+      return UCS_OK;
+    }
+    const char* from = static_cast<const char*>(data);
+    for (uint32_t i = 0; i < h.nsegs; ++i) {
+      std::memcpy(reinterpret_cast<void*>(h.raddr[i]), from, h.len[i]);
+      from += h.len[i];
+    }
+    reinterpret_cast<std::atomic<uint32_t>*>(h.word)->fetch_add(h.delta, std::memory_order_seq_cst);
+    return UCS_OK;
   }
 
   ucp_rkey_h rkey_for(UcxPeer& q, uintptr_t a, size_t n) {
@@ -561,7 +608,7 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
   ucp_params_t cp{};
   cp.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS |
                   UCP_PARAM_FIELD_NAME;
-  cp.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP;
+  cp.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP | UCP_FEATURE_AM;
   cp.mt_workers_shared = 1;
   cp.estimated_num_eps = size_t(nremote > 0 ? nremote : 1);
   cp.name = "symmem";
@@ -570,6 +617,17 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
   if (st != UCS_OK) return ucs_error("UCX: ucp_init", st);
 
   SYMMEM_RETURN_IF_ERROR(im.make_lane(im.svc));
+  {
+    ucp_am_handler_param_t hp{};
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    hp.id = kAmDeposit;
+    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+    hp.cb = &Impl::on_deposit;
+    hp.arg = &im;
+    st = ucp_worker_set_am_recv_handler(im.svc.worker, &hp);
+    if (st != UCS_OK) return ucs_error("UCX: ucp_worker_set_am_recv_handler", st);
+  }
   ucp_worker_attr_t wa{};
   wa.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE | UCP_WORKER_ATTR_FIELD_ADDRESS | UCP_WORKER_ATTR_FIELD_ADDRESS_FLAGS;
   wa.address_flags = UCP_WORKER_ADDRESS_FLAG_NET_ONLY;
@@ -719,6 +777,37 @@ uint64_t UcxTransport::amo(UcxAmo op, void* raddr, uint64_t value, uint64_t cond
   }
   im.posted(l, req, "atomic", pe, track);
   return 0;
+}
+
+void UcxTransport::deposit(const UcxSeg* segs, int nsegs, std::atomic<uint32_t>* word, uint32_t delta, int pe) {
+  Impl& im = *impl_;
+  Impl::AppScope inside(im);
+  UcxLane& l = im.lane();
+  if (++t_ops % Impl::kOpsPerProgress == 0 && im.progress(l) && im.p.after_progress) im.p.after_progress();
+  UcxPeer& q = im.peer(l, pe);
+  DepositHdr h{};
+  h.word = reinterpret_cast<uint64_t>(word);
+  h.delta = delta;
+  h.nsegs = uint32_t(nsegs);
+  ucp_dt_iov_t iov[kMaxSegs];
+  int niov = 0;
+  (void)im.rkey_for(q, reinterpret_cast<uintptr_t>(word), 4);  // names an address outside the regions
+  for (int i = 0; i < nsegs; ++i) {
+    (void)im.rkey_for(q, reinterpret_cast<uintptr_t>(segs[i].raddr), segs[i].n);
+    h.raddr[i] = reinterpret_cast<uint64_t>(segs[i].raddr);
+    h.len[i] = segs[i].n;
+    if (segs[i].n) iov[niov++] = ucp_dt_iov_t{const_cast<void*>(segs[i].src), segs[i].n};
+  }
+  ucp_request_param_t rp{};
+  rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  rp.flags = UCP_AM_SEND_FLAG_EAGER;
+  if (niov) {
+    rp.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    rp.datatype = ucp_dt_make_iov();
+  }
+  ucs_status_ptr_t req = ucp_am_send_nbx(q.ep.load(std::memory_order_relaxed), kAmDeposit, &h, sizeof h,
+                                         niov ? static_cast<void*>(iov) : nullptr, size_t(niov), &rp);
+  im.wait(l, req, "deposit", pe);  // locally complete: the header and sources may change
 }
 
 void UcxTransport::fence() {

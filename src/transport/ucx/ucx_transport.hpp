@@ -64,6 +64,13 @@ struct UcxLane;  // one context's UCX worker and endpoints (ucx_transport.cpp)
 
 enum class UcxAmo : int { kAdd, kAnd, kOr, kXor, kSwap, kCswap, kFetch };
 
+// One piece of a deposit: n bytes from src to raddr on the target.
+struct UcxSeg {
+  void* raddr;
+  const void* src;
+  size_t n;
+};
+
 class UcxTransport {
  public:
   // Collective over `store` (every PE calls, including those with no remote peer, so the
@@ -84,6 +91,15 @@ class UcxTransport {
   // observed by its target).
   uint64_t amo(UcxAmo op, void* raddr, uint64_t value, uint64_t cond, size_t size, int pe, bool fetch,
                bool track = true);
+  // A deposit: one active message that copies the segments (at most kMaxSegs) into PE pe's
+  // registered regions and then adds `delta` to its 32-bit `word`, in that order, on the
+  // target's CPU (a reader that sees the add sees the bytes). Where UCX emulates RMA (TCP,
+  // and every atomic in UCX_ATOMIC_MODE=cpu) a put and an atomic are one message each and
+  // each is answered by a completion message; a deposit is one message, unanswered. For
+  // the collectives' arrivals, which their targets observe: no quiet completes it. Locally
+  // complete on return (the sources may change).
+  static constexpr int kMaxSegs = 4;
+  void deposit(const UcxSeg* segs, int nsegs, std::atomic<uint32_t>* word, uint32_t delta, int pe);
   // Orders earlier puts / atomics to each PE before later ones (ucp_worker_fence).
   void fence();
   // Completes every outstanding operation of the current lane (its endpoints' flush) with
