@@ -63,6 +63,10 @@ class Group {
   // Across nodes: this PE's last reading of each member's bcast_done (a root reads another
   // node's copy only when its cached one no longer frees the box it fills).
   virtual uint32_t* mailbox_seen() { return nullptr; }
+  // Across nodes: member i's arrival word for the collectives that push into the members'
+  // dests (coll_net.cpp push), and the parts owed to this PE so far; nullptr: none.
+  virtual WaitWord* push_word(int /*i*/) const { return nullptr; }
+  virtual uint32_t* push_owed() { return nullptr; }
   // A 64-bit word per member for collect's sizes: written by its owner before the next
   // sync, read by the others after it.
   virtual uint64_t* size_word(int i, unsigned parity) const = 0;
@@ -103,6 +107,8 @@ class TeamGroup final : public Group {
     TeamSlot* s = t_->slot_of(world_pe(i));
     return {&s->bcast_ready[k % kBcastBoxes], &s->bcast_done, s->bcast_box[k % kBcastBoxes]};
   }
+  WaitWord* push_word(int i) const override { return &t_->slot_of(world_pe(i))->push_arrived; }
+  uint32_t* push_owed() override { return &t_->push_owed; }
   uint32_t* mailbox_seen() override {
     if (t_->bcast_seen.size() != size_t(t_->size)) t_->bcast_seen.assign(size_t(t_->size), 0);
     return t_->bcast_seen.data();

@@ -115,6 +115,45 @@ void net_pieces(Group& g, void* dest, const void* src, int pieces, P piece, bool
   g.sync();  // nobody still reads another member's dest
 }
 
+// Middle-sized team collectives pushed into the members' dests. After one sync (every
+// member has entered: its dest is free), each member writes its part for member i straight
+// into i's dest (part(i): {dest_off, src_off, len, from = me}) and adds one to i's arrival
+// word: through shared memory on its node, as one deposit across nodes (the bytes and the
+// add, one UCX message, locally complete on return). A member is done once the `owed`
+// parts pushed to it have arrived. No closing sync: nobody reads another member's
+// buffers, and a member's next push waits for the next sync, which it enters only after
+// this one's parts arrived. One sync and one one-way message, where pulling costs a sync,
+// a get's round trip that the source's CPU must answer, and another sync. Returns false
+// where the group has no arrival words (active sets).
+constexpr size_t kPushMaxPart = 64 << 10;  // one message per part, eager
+template <class P>
+bool push(Group& g, void* dest, const void* src, P part, uint32_t owed) {
+  WaitWord* mine = g.push_word(g.me());
+  uint32_t* total = g.push_owed();
+  if (mine == nullptr || total == nullptr) return false;
+  Runtime::Impl* rt = g.rt();
+  const int n = g.size(), me = g.me();
+  g.sync();
+  for (int k = 1; k < n; ++k) {
+    const int i = (me + k) % n, pe = g.world_pe(i);
+    const Piece x = part(i);
+    if (x.from != me) continue;  // nothing from this member for i
+    char* to = g.at(mp(dest) + x.dest_off, i);
+    if (rt->off_node(pe)) {
+      const UcxSeg seg{to, cp(src) + x.src_off, x.len};
+      rt->ucx_->deposit(&seg, 1, &g.push_word(i)->v, 1, pe);
+    } else {
+      if (x.len) std::memcpy(to, cp(src) + x.src_off, x.len);
+      Runtime::Impl::add_word(g.push_word(i), 1);
+    }
+  }
+  *total += owed;
+  const uint32_t want = *total;
+  rt->net_wait([&] { return int32_t(mine->v.load(std::memory_order_acquire) - want) >= 0; },
+               g.world_pe((me + n - 1) % n), "collective");
+  return true;
+}
+
 void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets) {
   if (bytes == 0) return;
   const size_t box = g.mailbox_bytes();
@@ -128,6 +167,11 @@ void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bo
   if (fits_in_sync(g, bytes * size_t(g.size())) && broadcast_in_sync(g, dest, src, bytes, root, root_gets)) return;
   Runtime::Impl* rt = g.rt();
   const int me = g.me();
+  if (bytes <= kPushMaxPart && (bytes < kHierBytes || !nodes_shared(g)) &&
+      push(g, dest, src, [&](int) { return Piece{0, 0, bytes, root}; }, me == root ? 0 : 1)) {
+    if (me == root && root_gets) move_local(dest, src, bytes);
+    return;
+  }
   g.sync();  // the root's source is ready; no member still reads a previous dest
   if (bytes < kHierBytes || !nodes_shared(g)) {
     if (me != root) pull(g, dest, src, bytes, root);
@@ -159,6 +203,11 @@ void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
     }
   }
   const int n = g.size(), me = g.me();
+  if (bytes <= kPushMaxPart && (bytes * size_t(n) < kHierBytes || !nodes_shared(g)) &&
+      push(g, dest, src, [&](int) { return Piece{size_t(me) * bytes, 0, bytes, me}; }, uint32_t(n - 1))) {
+    move_local(mp(dest) + size_t(me) * bytes, src, bytes);
+    return;
+  }
   g.sync();
   if (bytes * size_t(n) >= kHierBytes && nodes_shared(g))
     return net_pieces(g, dest, src, n, [&](int i) { return Piece{size_t(i) * bytes, 0, bytes, i}; });
@@ -200,6 +249,12 @@ void alltoall(Group& g, void* dest, const void* src, size_t block) {
   if (block == 0) return;
   if (fits_in_sync(g, block * size_t(g.size()) * size_t(g.size())) && alltoall_in_sync(g, dest, src, block)) return;
   const int n = g.size(), me = g.me();
+  if (block <= kPushMaxPart &&
+      push(g, dest, src, [&](int i) { return Piece{size_t(me) * block, size_t(i) * block, block, me}; },
+           uint32_t(n - 1))) {
+    move_local(mp(dest) + size_t(me) * block, cp(src) + size_t(me) * block, block);
+    return;
+  }
   g.sync();
   for (int k = 0; k < n; ++k) {
     const int i = (me + k) % n;

@@ -23,6 +23,7 @@ void reset_slot(TeamSlot* s) {
   s->sync.release.v.store(0, std::memory_order_relaxed);
   for (auto& w : s->bcast_ready) w.v.store(0, std::memory_order_relaxed);
   s->bcast_done.v.store(0, std::memory_order_relaxed);
+  s->push_arrived.v.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace

@@ -56,6 +56,9 @@ struct TeamSlot {
   // it (an add, so a remote atomic can set it).
   WaitWord bcast_ready[kBcastBoxes];
   WaitWord bcast_done;
+  // Across nodes, the middle-sized collectives that push into the members' dests
+  // (coll_net.cpp push): one per part that arrived here, on the node or over UCX.
+  WaitWord push_arrived;
   alignas(64) char bcast_box[kBcastBoxes][kBcastBoxBytes];
 };
 
@@ -73,6 +76,7 @@ struct TeamState {
   uint32_t own_epoch = 0;
   uint32_t bcast_seq = 0;  // small broadcasts done on this team by this PE (mailbox)
   std::vector<uint32_t> bcast_seen;  // across nodes: coll::Group::mailbox_seen
+  uint32_t push_owed = 0;  // across nodes: the parts pushed to this PE so far (coll_net.cpp push)
   int num_contexts = 0;
   bool predefined = false;
 

@@ -14,7 +14,7 @@
  *             world and on teams whose members fall on the nodes unevenly and out of
  *             node order: exact integer results, float sums the same bits on every
  *             member and in member order, dest == src, back-to-back calls.
- *  data-coll  broadcast (every root), fcollect and collect (uneven sizes) of 8 B, odd,
+ *  data-coll  broadcast (every root), fcollect, collect (uneven sizes) and alltoall of 8 B, odd,
  *             middle and over 64 KiB sizes, a middle sum (in place too) and a 64 KiB sum on the same teams: every byte where the standard
  *             puts it; each PE overwrites its dest as soon as the call returns (a member
  *             still copying from another's dest would see it).
@@ -207,7 +207,7 @@ static unsigned char* take(unsigned char* dest, size_t bytes) {
 }
 
 static void data_on(shmem_team_t team, int rep) {
-  static const size_t sizes[] = {8, 13, 3001, 65536 + 5};
+  static const size_t sizes[] = {8, 13, 3001, 12000, 65536 + 5};
   const size_t n = (size_t)shmem_n_pes(), most = 65536 + 5 + 3 * n;
   unsigned char* src = shmem_malloc(most);
   unsigned char* dst = shmem_malloc(most * n);
@@ -249,6 +249,17 @@ static void data_on(shmem_team_t team, int rep) {
     }
     CHECK(bad == 0, "team of %d, member %d: collect around %zu B: %zu bytes wrong", tn, m, b, bad);
     free(c);
+    if (b * (size_t)tn <= most) { /* alltoall: block q of member m's source is pat(m, j, rep + q) */
+      for (int q = 0; q < tn; ++q)
+        for (size_t j = 0; j < b; ++j) src[(size_t)q * b + j] = pat(m, j, rep + q);
+      CHECK(shmem_alltoallmem(team, dst, src, b) == 0, "alltoallmem failed");
+      c = take(dst, b * (size_t)tn);
+      bad = 0;
+      for (int q = 0; q < tn; ++q)
+        for (size_t j = 0; j < b; ++j) bad += c[(size_t)q * b + j] != pat(q, j, rep + m);
+      CHECK(bad == 0, "team of %d, member %d: alltoall of %zu B blocks: %zu bytes wrong", tn, m, b, bad);
+      free(c);
+    }
   }
   { /* middle sums (one sync's scratch several times over: consecutive pieces), out of
      * place and in place */
