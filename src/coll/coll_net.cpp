@@ -537,6 +537,46 @@ static bool reduce_chain(Group& g, void* dest, const void* src, size_t n, size_t
   return true;
 }
 
+// Middle-sized reductions pushed (push above): a reduce-scatter, then an allgather, each
+// a sync and one message per pair. Member j owns slice j of the vector (s_j elements at o_j);
+// every other member pushes its operand's slice j into j's dest, which holds the n-1 of
+// them (slot of member i: i, or i-1 past j); j folds operands 0..n-1 in member order (the
+// same bits on every member) into a private slice, and after a sync (every member has
+// folded: dests are free again) pushes it into every member's dest at o_j. Where dest and
+// source overlap the operand is first copied aside (others write this dest after the
+// first sync). Returns false where the slots do not fit in a dest or the group has no
+// arrival words.
+static bool reduce_push(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
+  const int size = g.size(), me = g.me();
+  const size_t base = n / size_t(size), extra = n % size_t(size);
+  auto len = [&](int j) { return base + (size_t(j) < extra ? 1 : 0); };
+  auto off = [&](int j) { return size_t(j) * base + std::min(size_t(j), extra); };
+  if ((base + (extra ? 1 : 0)) * size_t(size - 1) > n || g.push_word(me) == nullptr) return false;
+  const size_t bytes = n * es;
+  std::vector<char> aside;
+  const char* mine = cp(src);
+  if (cp(src) < cp(dest) + bytes && cp(dest) < cp(src) + bytes) {
+    aside.assign(mine, mine + bytes);
+    mine = aside.data();
+  }
+  if (!push(
+          g, dest, mine,
+          [&](int j) { return Piece{size_t(me < j ? me : me - 1) * len(j) * es, off(j) * es, len(j) * es, me}; },
+          uint32_t(size - 1)))
+    return false;
+  const size_t sl = len(me);
+  std::vector<char> r(sl * es);
+  auto operand = [&](int i) { return i == me ? mine + off(me) * es : cp(dest) + size_t(i < me ? i : i - 1) * sl * es; };
+  const ReduceKernels& k = fn->isa[g.rt()->reduce_isa_];
+  if (sl) {  // member order, as fold()
+    k.combine(r.data(), operand(0), operand(1), sl);
+    for (int i = 2; i < size; ++i) k.acc(r.data(), operand(i), sl);
+  }
+  push(g, dest, r.data(), [&](int) { return Piece{off(me) * es, 0, sl * es, me}; }, uint32_t(size - 1));
+  move_local(mp(dest) + off(me) * es, r.data(), sl * es);
+  return true;
+}
+
 void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
   if (n == 0) return;
   if (n * es * size_t(g.size()) <= g.scratch_bytes() * kInSyncPieces) {
@@ -552,7 +592,10 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
   // The chain saves bytes only where a node holds several members; with one member per
   // node its two serial transfers cost more than every member pulling at once (1 MiB sum,
   // 2 nodes x 1 PE over TCP: 668 us chained, OSHMEM 296).
-  if (bytes >= kHierBytes && nodes_shared(g) && reduce_chain(g, dest, src, n, es, fn)) return;
+  const bool shared = nodes_shared(g);
+  if ((bytes < kHierBytes || !shared) && bytes / size_t(size) <= kPushMaxPart && reduce_push(g, dest, src, n, es, fn))
+    return;
+  if (bytes >= kHierBytes && shared && reduce_chain(g, dest, src, n, es, fn)) return;
   // Every member pulls every operand.
   std::vector<char> all(bytes * size_t(size)), out(bytes);
   g.sync();

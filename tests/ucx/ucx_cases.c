@@ -261,9 +261,9 @@ static void data_on(shmem_team_t team, int rep) {
       free(c);
     }
   }
-  { /* middle sums (one sync's scratch several times over: consecutive pieces), out of
-     * place and in place */
-    const size_t k = 700;
+  /* middle sums (a few syncs' scratch: consecutive pieces; more: pushed, a reduce-scatter
+   * then an allgather), out of place and in place; a float sum in member order */
+  for (size_t k = 700; k <= 3000; k += 2300) {
     long* ls = (long*)src;
     for (int in_place = 0; in_place < 2; ++in_place) {
       for (size_t j = 0; j < k; ++j) ls[j] = (long)(m * 17 + (int)j * 3 + rep);
@@ -275,6 +275,21 @@ static void data_on(shmem_team_t team, int rep) {
       CHECK(bad == 0, "team of %d, member %d: sum of %zu longs (in place %d): %zu wrong", tn, m, k, in_place, bad);
       free(c);
     }
+    float* fs = (float*)src;
+    for (size_t j = 0; j < k; ++j) fs[j] = (m % 2 ? 1e8f : 1.0f) * (float)(1 + ((m * 31 + (int)j * 17) % 13)) / 3.0f;
+    CHECK(shmem_float_sum_reduce(team, (float*)dst, fs, k) == 0, "float sum_reduce failed");
+    float* fc = (float*)take(dst, k * sizeof(float));
+    size_t bad = 0;
+    for (size_t j = 0; j < k; ++j) {
+      float want = 0;
+      for (int q = 0; q < tn; ++q) {
+        const float v = (q % 2 ? 1e8f : 1.0f) * (float)(1 + ((q * 31 + (int)j * 17) % 13)) / 3.0f;
+        want = q == 0 ? v : want + v;
+      }
+      bad += memcmp(&fc[j], &want, sizeof want) != 0;
+    }
+    CHECK(bad == 0, "team of %d, member %d: float sum of %zu: %zu not the member-order sum", tn, m, k, bad);
+    free(fc);
   }
   { /* a large sum (the chain over the nodes), dest overwritten on return too */
     const size_t k = 8193;
