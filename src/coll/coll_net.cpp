@@ -58,9 +58,10 @@ constexpr size_t kHierBytes = 64 << 10;
 // fits the team scratch (in_sync checks the exact layout).
 bool fits_in_sync(Group& g, size_t total) { return total <= g.scratch_bytes(); }
 // Up to this many times that, a reduction or fcollect runs as consecutive in_syncs over
-// pieces of the vectors, and a broadcast as consecutive mailbox broadcasts of a box each
-// (pipelined: the root does not wait between them); beyond, the general path.
+// pieces of the vectors; a broadcast of up to kMailboxPieces boxes goes through that many
+// consecutive mailbox boxes (one message per other node); beyond, the general path.
 constexpr size_t kInSyncPieces = 4, kMailboxPieces = 8;
+static_assert(kMailboxPieces <= kBcastBoxes / 2, "a root waits for half the ring to be free");
 bool reduce_in_sync(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn);
 bool fcollect_in_sync(Group& g, void* dest, const void* src, size_t bytes, size_t stride);
 bool alltoall_in_sync(Group& g, void* dest, const void* src, size_t block);
@@ -157,13 +158,7 @@ bool push(Group& g, void* dest, const void* src, P part, uint32_t owed) {
 void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets) {
   if (bytes == 0) return;
   const size_t box = g.mailbox_bytes();
-  if (bytes <= box && broadcast_mailbox(g, dest, src, bytes, root, root_gets)) return;
-  // Every member gets the same answer for every piece (the group's layout decides).
-  if (bytes <= box * kMailboxPieces && broadcast_mailbox(g, dest, src, box, root, root_gets)) {
-    for (size_t at = box; at < bytes; at += box)
-      broadcast_mailbox(g, mp(dest) + at, cp(src) + at, std::min(box, bytes - at), root, root_gets);
-    return;
-  }
+  if (bytes <= box * kMailboxPieces && broadcast_mailbox(g, dest, src, bytes, root, root_gets)) return;
   if (fits_in_sync(g, bytes * size_t(g.size())) && broadcast_in_sync(g, dest, src, bytes, root, root_gets)) return;
   Runtime::Impl* rt = g.rt();
   const int me = g.me();
@@ -417,59 +412,80 @@ bool broadcast_in_sync(Group& g, void* dest, const void* src, size_t bytes, int 
 // Before filling a box, its filler waits for the owner's done to reach k - depth: in place
 // on the node; across nodes from the root's last reading of it (mailbox_seen), read again
 // over UCX only when that reading no longer frees the box (once per depth / 2 calls at
-// most). Returns false where routes do not follow nodes.
+// most). A broadcast larger than a box takes several consecutive boxes (call numbers):
+// the root sends them to a leader as one deposit that counts on the last box's ready
+// word, and the leader counts the others' itself; a member waits for the last box, filled
+// last. Returns false where routes do not follow nodes.
 bool broadcast_mailbox(Group& g, void* dest, const void* src, size_t bytes, int root, bool root_gets) {
   Runtime::Impl* rt = g.rt();
   const Runtime::Impl::GroupNodes& gn = rt->group_nodes(g.start(), g.stride(), g.size());
   if (!gn.routes_follow_nodes) return false;
   const int me = g.me(), root_pe = g.world_pe(root);
-  const uint32_t k = g.next_mailbox_seq(), depth = g.mailbox_depth();
-  const uint32_t free_at = k - depth;  // a box is free once its owner's done reached this
-  const Group::Mailbox mine = g.mailbox(me, k);
-  auto fill_mates = [&](const void* from) {  // this node's other members, the root aside
+  const size_t box = g.mailbox_bytes();
+  const uint32_t nbox = uint32_t((bytes + box - 1) / box), depth = g.mailbox_depth();
+  uint32_t k = 0;  // the last box's call number; the first's is k - nbox + 1
+  for (uint32_t j = 0; j < nbox; ++j) k = g.next_mailbox_seq();
+  const uint32_t first = k - nbox + 1;
+  const uint32_t free_at = k - depth;  // a member's boxes are free once its done reached this
+  auto len = [&](uint32_t j) { return std::min(box, bytes - size_t(j) * box); };  // of box j
+  auto fill_mates = [&](auto from) {  // this node's other members, the root aside
     for (int i : gn.mates) {
       if (i == root) continue;
-      const Group::Mailbox m = g.mailbox(i, k);
-      rt->wait_word_ge(m.done, free_at);
-      std::memcpy(m.box, from, bytes);
-      Runtime::Impl::add_word(m.ready, depth);
+      rt->wait_word_ge(g.mailbox(i, k).done, free_at);
+      for (uint32_t j = 0; j < nbox; ++j) {
+        const Group::Mailbox m = g.mailbox(i, first + j);
+        std::memcpy(m.box, from(j), len(j));
+        Runtime::Impl::add_word(m.ready, depth);
+      }
     }
   };
+  auto own = [&](uint32_t j) -> const char* { return g.mailbox(me, first + j).box; };
+  auto of_src = [&](uint32_t j) { return cp(src) + size_t(j) * box; };
   if (me == root) {
     uint32_t* seen = g.mailbox_seen();
     for (int pe : gn.leaders) {
       if (!rt->off_node(pe)) continue;
       const int i = g.index_of(pe);
-      const Group::Mailbox m = g.mailbox(i, k);
+      const Group::Mailbox last = g.mailbox(i, k);
       if (int32_t(seen[i] - free_at) < 0) {
         // Read again, until half the ring is free: a root faster than that node then reads
-        // once per depth / 2 calls, not at every call once it has run ahead.
+        // once per depth / 2 boxes, not at every call once it has run ahead.
         const uint32_t want = k - depth / 2;
         for (int64_t start = 0;;) {
-          rt->rget(&seen[i], &m.done->v, sizeof(uint32_t), pe);
+          rt->rget(&seen[i], &last.done->v, sizeof(uint32_t), pe);
           if (int32_t(seen[i] - want) >= 0) break;
           rt->check_net_wait(&start, pe, "broadcast (a full mailbox)");
           sched_yield();
         }
       }
-      const UcxSeg seg{m.box, src, bytes};
-      rt->ucx_->deposit(&seg, 1, &m.ready->v, depth, pe);  // locally complete: src is free on return
+      // The boxes are consecutive in memory but for the ring's wrap: one run or two.
+      UcxSeg segs[2];
+      int ns = 0;
+      for (uint32_t j = 0; j < nbox; ++j) {
+        if (j == 0 || (first + j) % depth == 0) segs[ns++] = UcxSeg{g.mailbox(i, first + j).box, of_src(j), 0};
+        segs[ns - 1].n += len(j);
+      }
+      rt->ucx_->deposit(segs, ns, &last.ready->v, depth, pe);  // locally complete: src is free on return
     }
-    fill_mates(src);
-    Runtime::Impl::add_word(mine.ready, depth);  // every box's ready counts every use of it
-    Runtime::Impl::notify(mine.done, k);
+    fill_mates(of_src);
+    for (uint32_t j = 0; j < nbox; ++j)  // every box's ready counts every use of it
+      Runtime::Impl::add_word(g.mailbox(me, first + j).ready, depth);
+    Runtime::Impl::notify(g.mailbox(me, k).done, k);
     if (root_gets) move_local(dest, src, bytes);
     return true;
   }
+  const Group::Mailbox last = g.mailbox(me, k);
   if (rt->off_node(root_pe) && g.world_pe(me) == gn.leader) {
-    rt->net_wait([&] { return int32_t(mine.ready->v.load(std::memory_order_acquire) - k) >= 0; }, root_pe,
+    rt->net_wait([&] { return int32_t(last.ready->v.load(std::memory_order_acquire) - k) >= 0; }, root_pe,
                  "broadcast");
-    fill_mates(mine.box);
-  } else {  // filled by the root, or by this node's leader
-    rt->wait_word_ge(mine.ready, k);
+    // The deposit counted on the last box only: count the others' use here.
+    for (uint32_t j = 0; j + 1 < nbox; ++j) Runtime::Impl::add_word(g.mailbox(me, first + j).ready, depth);
+    fill_mates(own);
+  } else {  // filled by the root, or by this node's leader, the last box last
+    rt->wait_word_ge(last.ready, k);
   }
-  std::memcpy(dest, mine.box, bytes);
-  Runtime::Impl::notify(mine.done, k);
+  for (uint32_t j = 0; j < nbox; ++j) std::memcpy(mp(dest) + size_t(j) * box, own(j), len(j));
+  Runtime::Impl::notify(last.done, k);
   return true;
 }
 

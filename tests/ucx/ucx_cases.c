@@ -18,7 +18,7 @@
  *             middle and over 64 KiB sizes, a middle sum (in place too) and a 64 KiB sum on the same teams: every byte where the standard
  *             puts it; each PE overwrites its dest as soon as the call returns (a member
  *             still copying from another's dest would see it).
- *  bcast      back-to-back small broadcasts (1 B .. 2 KiB, every root, roots in turn and
+ *  bcast      back-to-back small broadcasts (1 B .. 8 KiB, every root, roots in turn and
  *             one root many times in a row past the mailbox ring) on the world and on
  *             subset and strided teams; every PE overwrites its dest and its source as soon
  *             as a call returns, and one PE at a time arrives late (sleeps first).
@@ -346,10 +346,11 @@ static void bcast_one(shmem_team_t team, unsigned char* dst, unsigned char* src,
 }
 
 static void bcast_on(shmem_team_t team, int rep) {
-  static const size_t sizes[] = {1, 2, 3, 7, 8, 16, 63, 64, 100, 255, 512, 513, 1000, 1023, 1024, 1025, 1500, 2047, 2048};
+  static const size_t sizes[] = {1,    2,    3,    7,    8,    16,   63,   64,   100,  255,  512,
+                                 513,  1000, 1023, 1024, 1025, 1500, 2047, 2048, 5000, 7169, 8192};
   enum { kSizes = sizeof sizes / sizeof sizes[0] };
-  unsigned char* src = shmem_malloc(4096);
-  unsigned char* dst = shmem_malloc(4096);
+  unsigned char* src = shmem_malloc(8192 + 64);
+  unsigned char* dst = shmem_malloc(8192 + 64);
   if (team != SHMEM_TEAM_INVALID) {
     const int m = shmem_team_my_pe(team), tn = shmem_team_n_pes(team);
     int c = rep * 100000;
