@@ -37,26 +37,6 @@ std::string fmt(const char* f, ...) {
   return n < 0 ? std::string() : std::string(buf, std::min<size_t>(size_t(n), sizeof buf - 1));
 }
 
-// "PE 3", "PEs 0,2,3", "PEs 0-2,4-7": runs of three or more as ranges.
-std::string ranks_text(const std::vector<int>& r) {
-  std::string s = r.size() == 1 ? "PE " : "PEs ";
-  for (size_t i = 0; i < r.size();) {
-    size_t j = i;
-    while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
-    if (i > 0) s += ",";
-    if (j - i >= 2) {
-      s += std::to_string(r[i]) + "-" + std::to_string(r[j]);
-    } else {
-      for (size_t k = i; k <= j; ++k) {
-        if (k > i) s += ',';
-        s += std::to_string(r[k]);
-      }
-    }
-    i = j + 1;
-  }
-  return s;
-}
-
 std::string json_str(const std::string& s) {
   std::string o = "\"";
   for (char c : s) {
@@ -624,6 +604,26 @@ std::string stack_path(const std::string& st) {
 }
 
 }  // namespace
+
+std::string ranks_text(const std::vector<int>& r) {
+  std::string s = r.size() == 1 ? "PE " : "PEs ";
+  for (size_t i = 0; i < r.size();) {
+    size_t j = i;
+    while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
+    if (i > 0) s += ",";
+    if (j - i >= 2) {
+      s += std::to_string(r[i]) + "-" + std::to_string(r[j]);
+    } else {
+      for (size_t k = i; k <= j; ++k) {
+        if (k > i) s += ',';
+        s += std::to_string(r[k]);
+      }
+    }
+    i = j + 1;
+  }
+  return s;
+}
+
 
 Report build(const Source& src, const Options& opt) {
   const size_t n = src.pes.size();

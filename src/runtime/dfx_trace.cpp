@@ -10,11 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <vector>
 #include <string>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -25,6 +27,7 @@
 #include "common/config.hpp"
 #include "common/log.hpp"
 #include "runtime/dfx.hpp"
+#include "runtime/dfx_hang.hpp"
 #include "runtime/dfx_trace.hpp"
 #include "runtime/runtime_impl.hpp"
 
@@ -179,9 +182,28 @@ class TraceTool final : public ToolHooks {
   void finalize() override {
     note_pair();
     h_->state.store(2, std::memory_order_release);
-    if (!rt_->supervised_ && rt_->rank_ == 0)
+    if (rt_->supervised_ || rt_->rank_ != 0) return;
+    // Several hosts: each keeps its PEs' rings; say where they are.
+    std::vector<std::pair<std::string, std::vector<int>>> hosts;  // in the order of their first PE
+    for (size_t pe = 0; pe < rt_->pe_where_.size(); ++pe) {
+      const std::string& w = rt_->pe_where_[pe];
+      const std::string host = w.substr(0, w.rfind(':'));
+      auto it = std::find_if(hosts.begin(), hosts.end(), [&](const auto& h) { return h.first == host; });
+      if (it == hosts.end()) it = hosts.insert(hosts.end(), {host, {}});
+      it->second.push_back(int(pe));
+    }
+    const std::string prefix = trace::ring_prefix(rt_->env_.job_id), job = rt_->env_.job_id;
+    if (hosts.size() <= 1) {
       log_pe(LogLevel::kWarn, rt_->rank_, "SYMMEM_TRACE: the rings are /dev/shm/%s*; merge them into %s with: symmem-trace merge %s",
-             trace::ring_prefix(rt_->env_.job_id).c_str(), h_->out_path, rt_->env_.job_id.c_str());
+             prefix.c_str(), h_->out_path, job.c_str());
+      return;
+    }
+    std::string where;
+    for (const auto& [host, pes] : hosts) where += (where.empty() ? "" : ", ") + host + " (" + dfx::hang::ranks_text(pes) + ")";
+    log_pe(LogLevel::kWarn, rt_->rank_,
+           "SYMMEM_TRACE: the rings are /dev/shm/%s* on each host: %s; copy them into one directory DIR and merge "
+           "them there with: symmem-trace merge --dir DIR %s",
+           prefix.c_str(), where.c_str(), job.c_str());
   }
 
  private:

@@ -185,7 +185,7 @@ def drop_launcher(env):
 
 def job_from_hint(text):
     """The job id in PE 0's "merge them ... with: symmem-trace merge JOB" line."""
-    m = re.search(r"symmem-trace merge (\S+)", text)
+    m = re.search(r"symmem-trace merge (?:--dir \S+ )?(\S+)", text)
     if not m:
         fail("no merge hint from PE 0")
     return m.group(1)
@@ -267,6 +267,9 @@ def hosts(tool, prog, tmp):
     s.close()
     run_id, secret = "trace-" + secrets.token_hex(4), secrets.token_hex(32)
     out = os.path.join(tmp, "h.json")
+    # As root, PEs 2-3 also run under another host name (a UTS namespace of their own), so
+    # PE 0's hint at finalize names both hosts.
+    uts = os.geteuid() == 0 and subprocess.run(["unshare", "--uts", "true"], capture_output=True).returncode == 0
     procs = []
     for r in range(4):
         env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r % 2), WORLD_SIZE="4", LOCAL_WORLD_SIZE="2",
@@ -274,7 +277,10 @@ def hosts(tool, prog, tmp):
                    SYMMEM_STORE_SECRET=secret, SYMMEM_NODE_ID="emu%d" % (r // 2), UCX_TLS="tcp",
                    UCX_NET_DEVICES="lo", SYMMEM_LOG_LEVEL="warn", SYMMEM_TRACE=out + ",size=2M")
         drop_launcher(env)
-        procs.append(subprocess.Popen([prog, "ok"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        cmd = [prog, "ok"]
+        if uts and r >= 2:
+            cmd = ["unshare", "--uts", "sh", "-c", 'hostname otherhost && exec "$0" "$@"'] + cmd
+        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       text=True, start_new_session=True))
     texts = []
     for p in procs:
@@ -288,6 +294,8 @@ def hosts(tool, prog, tmp):
     if any(p.returncode != 0 for p in procs):
         fail("exit codes %r" % [p.returncode for p in procs])
     job = job_from_hint(texts[0])
+    if uts and not re.search(r"on each host: .*otherhost \(PEs 2,3\).*symmem-trace merge --dir DIR", texts[0]):
+        fail("PE 0's hint does not name the other host's rings")
     try:
         hosts_merge(tool, tmp, out, job)
     finally:  # nothing left behind, pass or fail
