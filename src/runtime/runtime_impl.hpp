@@ -198,7 +198,8 @@ struct Runtime::Impl {
     if (n) shm::get(dst, r, n);
   }
   // A posted 32-bit add to pe's word (sync arrivals, pSync tokens), waking its sleepers
-  // on the node.
+  // on the node; off the node a deposit (UcxTransport::deposit: one message, which no
+  // quiet completes, observed by its target's net_wait).
   void radd32(std::atomic<uint32_t>* word, uint32_t delta, int pe);
   // Whether PEs start + i*stride (i < size) all share this node (shm algorithms apply).
   bool group_on_node(int start, int stride, int size) const {

@@ -784,6 +784,7 @@ void UcxTransport::deposit(const UcxSeg* segs, int nsegs, std::atomic<uint32_t>*
   Impl::AppScope inside(im);
   UcxLane& l = im.lane();
   if (++t_ops % Impl::kOpsPerProgress == 0 && im.progress(l) && im.p.after_progress) im.p.after_progress();
+  if (nsegs < 0 || nsegs > kMaxSegs) im.fatal("symmem: a deposit of " + std::to_string(nsegs) + " segments");
   UcxPeer& q = im.peer(l, pe);
   DepositHdr h{};
   h.word = reinterpret_cast<uint64_t>(word);
