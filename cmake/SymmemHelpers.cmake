@@ -93,3 +93,16 @@ function(symmem_add_ucx_test)
     endif()
   endforeach()
 endfunction()
+
+# symmem_isolate_openmpi(): gives each test of the calling directory its own Open MPI session
+# directory (OMPI_MCA_orte_tmpdir_base under the build tree). With the shared default
+# (/tmp/ompi.HOST.UID) one mpirun that finishes removes the directory while a parallel one
+# creates its pid.N in it, and that one fails in orte_init. Call it through
+# cmake_language(DEFER CALL ...) at the top of a directory whose tests start mpirun or oshrun.
+function(symmem_isolate_openmpi)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  foreach(t IN LISTS tests)
+    set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT
+                 "OMPI_MCA_orte_tmpdir_base=${CMAKE_CURRENT_BINARY_DIR}/ompi-tmp/${t}")
+  endforeach()
+endfunction()
