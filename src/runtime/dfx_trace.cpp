@@ -38,6 +38,8 @@ using trace::CollExt;
 using trace::Header;
 using trace::Rec;
 
+constexpr uint64_t kPairWindowNs = 2000;  // a clock pair read wider than this was preempted
+
 bool tsc_invariant() {
 #ifdef SYMMEM_TRACE_TSC
   std::ifstream f("/proc/cpuinfo");
@@ -258,8 +260,19 @@ class TraceTool final : public ToolHooks {
     heap_known_ = true;
   }
 
+  // A (ticks, ns) pair read between two clock reads; returns the window between them. A
+  // pair taken across a preemption would misplace the PE's whole timeline.
+  uint64_t read_pair(uint64_t* tk, uint64_t* ns) const {
+    const uint64_t a = now_ns();
+    *tk = ticks();
+    const uint64_t b = now_ns();
+    *ns = a + (b - a) / 2;
+    return b - a;
+  }
+
   void note_pair() {
-    const uint64_t tk = ticks(), ns = now_ns();
+    uint64_t tk, ns;
+    if (read_pair(&tk, &ns) > kPairWindowNs) return;  // preempted: the last good pair stands
     const uint32_t s = h_->pair_seq.load(std::memory_order_relaxed);
     h_->pair_seq.store(s + 1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
@@ -336,8 +349,11 @@ class TraceTool final : public ToolHooks {
     h_->capacity = cap_;
     h_->head.store(0, std::memory_order_relaxed);
     h_->state.store(1, std::memory_order_relaxed);
-    h_->tick0 = ticks();
-    h_->ns0 = now_ns();
+    uint64_t best = ~0ull;
+    for (int i = 0; i < 16 && best > kPairWindowNs / 4; ++i) {
+      uint64_t tk, ns;
+      if (const uint64_t w = read_pair(&tk, &ns); w < best) best = w, h_->tick0 = tk, h_->ns0 = ns;
+    }
     h_->tick1 = h_->tick0;
     h_->ns1 = h_->ns0;
     gethostname(h_->host, sizeof h_->host - 1);

@@ -138,11 +138,20 @@ std::string call_text(const Ring& r, uint16_t call, uint8_t op) {
   return op_text(r, op);
 }
 
-// The allocations of the job (numbered the same on every PE) with their lifetimes.
+// The allocations of the job (numbered the same on every PE) with their lifetimes, each on
+// the clock of the PE that recorded it: an address is named by its own PE's lifetime, so no
+// two PEs' clock conversions are compared.
 struct Alloc {
   uint64_t offset = 0, size = 0;
-  double born = -1e300, died = 1e300;
+  std::map<int, std::pair<double, double>> life;  // PE -> (born, died)
   std::string name;
+  // Alive at `ts` for PE `pe`; a PE whose ring lost the record takes the latest birth seen.
+  bool live(int pe, double ts) const {
+    if (auto it = life.find(pe); it != life.end()) return it->second.first <= ts && ts <= it->second.second;
+    double born = -1e300;
+    for (const auto& [p, bd] : life) born = std::max(born, bd.first);
+    return born <= ts;
+  }
 };
 
 }  // namespace
@@ -322,12 +331,15 @@ bool merge_job(const std::string& job, const std::string& dir_in, const std::str
         const uint64_t size = uint64_t(x.dur) << 32 | x.bytes;
         Alloc& a = allocs[uint32_t(x.peer)];
         a.offset = x.addr, a.size = size;
-        a.born = std::max(a.born, e.ts);
+        a.life[e.pe] = {e.ts, 1e300};
         continue;
       }
       if (x.op == kOpFreeInfo) {
-        for (auto& [n, a] : allocs)
-          if (a.offset == x.addr && a.born <= e.ts && a.died > e.ts && a.died == 1e300) a.died = e.ts;
+        for (auto& [n, a] : allocs) {
+          auto it = a.life.find(e.pe);
+          if (a.offset == x.addr && it != a.life.end() && it->second.first <= e.ts && it->second.second == 1e300)
+            it->second.second = e.ts;
+        }
         continue;
       }
       if (x.dur == kDurOpen) {
@@ -358,10 +370,11 @@ bool merge_job(const std::string& job, const std::string& dir_in, const std::str
     e.ts = ts;
     e.dur = end - ts;
   }
-  for (auto& [n, a] : allocs) {
-    if (a.born > -1e300) a.born -= t_min;
-    if (a.died < 1e300) a.died -= t_min;
-  }
+  for (auto& [n, a] : allocs)
+    for (auto& [p, bd] : a.life) {
+      bd.first -= t_min;
+      if (bd.second < 1e300) bd.second -= t_min;
+    }
   std::map<int, const Ring*> ring_of;
   for (const Ring& r : rings) ring_of[r.h->rank] = &r;
 
@@ -386,7 +399,7 @@ bool merge_job(const std::string& job, const std::string& dir_in, const std::str
       return std::string(b);
     }
     for (const auto& [n, a] : allocs)
-      if (off - a.offset < a.size && a.born <= ts + 1e3 && ts <= a.died) {
+      if (off - a.offset < a.size && a.live(pe, ts)) {
         std::string name = a.name.empty() ? "allocation #" + std::to_string(n) + " (" + size_text(a.size) + ")" : a.name;
         std::snprintf(b, sizeof b, " +%" PRIu64, off - a.offset);
         return name + b;
