@@ -137,9 +137,9 @@ class RaceTool final : public ToolHooks {
   }
 
   void op_end(OpEvent& ev) override {
-    // The destination holds the data once the call returns on the node (off the node only
-    // at quiet, so it is not tracked there).
-    if (ev.op == Op::kGetNbi && ev.local && ev.bytes && !r_->off_node(ev.pe)) canary(ev, true);
+    // The destination holds the data once the call returns (off the node too: with this tool
+    // on, get_nbi there waits for its data).
+    if (ev.op == Op::kGetNbi && ev.local && ev.bytes) canary(ev, true);
   }
 
   void coll_begin(CollEvent&) override {

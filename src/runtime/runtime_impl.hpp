@@ -132,7 +132,9 @@ struct Runtime::Impl {
   void get_nbi(const char* call, void* dest, const void* src, size_t n, int pe) {
     dfx::OpScope dfx_op_(dfx_, dfx::Op::kGetNbi, call, src, n, pe, dest);
     char* r = translate(call, src, n, pe);
-    if (off_node(pe)) return ucx_get(dest, r, n, pe, false);
+    // Under the race check it completes before it returns, as on the node, so that a store
+    // into the destination before quiet shows on its canary.
+    if (off_node(pe)) return ucx_get(dest, r, n, pe, dfx_op_.on() && (dfx_.tools_ & dfx::kToolRace));
     if (n) shm::get(dest, r, n);
   }
   template <class T>
