@@ -5,6 +5,7 @@
 //            "<tag>/arrived"; the rank that brings it to n sets "<tag>/done", which all wait
 //            for. That is O(n) requests in all, where an allgather of empty strings is O(n^2).
 #include "bootstrap/store.hpp"
+#include "common/log.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -32,31 +33,6 @@ std::string seconds_str(double s) {
   return b;
 }
 
-// "PE 3" / "PEs 3, 5, 9-12" (runs of three or more shown as ranges, long lists cut short).
-std::string pe_list(const std::vector<int>& pes) {
-  constexpr size_t kShow = 24;
-  std::string out = pes.size() == 1 ? "PE " : "PEs ";
-  size_t items = 0;
-  for (size_t i = 0; i < pes.size();) {
-    size_t j = i;
-    while (j + 1 < pes.size() && pes[j + 1] == pes[j] + 1) ++j;
-    if (items == kShow) {
-      out += ", ... (" + std::to_string(pes.size()) + " in all)";
-      break;
-    }
-    if (items) out += ", ";
-    if (j - i >= 2) {
-      out += std::to_string(pes[i]) + "-" + std::to_string(pes[j]);
-      i = j + 1;
-    } else {
-      out += std::to_string(pes[i]);
-      ++i;
-    }
-    ++items;
-  }
-  return out;
-}
-
 Status check_args(const char* what, const std::string& tag, int rank, int n) {
   if (n < 1 || rank < 0 || rank >= n)
     return Status(Errc::kInvalidArgument, std::string(what) + " '" + tag + "': rank " + std::to_string(rank) +
@@ -82,7 +58,7 @@ Result<std::vector<int>> absent_ranks(Store& store, const std::vector<std::strin
 }
 
 Status not_arrived(const std::vector<int>& absent, int n, const std::string& tag, double timeout_s) {
-  return Status(Errc::kTimeout, pe_list(absent) + " of " + std::to_string(n) + " did not arrive at '" + tag +
+  return Status(Errc::kTimeout, pes_text(absent) + " of " + std::to_string(n) + " did not arrive at '" + tag +
                                     "' within " + seconds_str(timeout_s) + " s");
 }
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -94,6 +95,31 @@ void log(LogLevel level, const char* fmt, ...) {
   va_start(ap, fmt);
   vlog_pe(level, log_pe_default(), fmt, ap);
   va_end(ap);
+}
+
+std::string pes_text(std::vector<int> pes) {
+  constexpr size_t kShow = 24;
+  std::sort(pes.begin(), pes.end());
+  std::string out = pes.size() == 1 ? "PE " : "PEs ";
+  size_t items = 0;
+  for (size_t i = 0; i < pes.size();) {
+    size_t j = i;
+    while (j + 1 < pes.size() && pes[j + 1] == pes[j] + 1) ++j;
+    if (items == kShow) {
+      out += ", ... (" + std::to_string(pes.size()) + " in all)";
+      break;
+    }
+    if (items) out += ", ";
+    if (j - i >= 2) {
+      out += std::to_string(pes[i]) + "-" + std::to_string(pes[j]);
+      i = j + 1;
+    } else {
+      out += std::to_string(pes[i]);
+      ++i;
+    }
+    ++items;
+  }
+  return out;
 }
 
 }  // namespace symmem

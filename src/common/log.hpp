@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdarg>
+#include <string>
+#include <vector>
 
 namespace symmem {
 
@@ -24,6 +26,10 @@ void log_pe(LogLevel level, int pe, const char* fmt, ...) __attribute__((format(
 void vlog_pe(LogLevel level, int pe, const char* fmt, va_list ap);
 
 inline bool log_enabled(LogLevel level) { return level <= log_level(); }
+
+// A set of PEs as every message writes it: "PE 3", "PEs 0-2, 5, 7" (sorted; runs of three
+// or more as ranges; after 24 items "... (N in all)").
+std::string pes_text(std::vector<int> pes);
 
 }  // namespace symmem
 

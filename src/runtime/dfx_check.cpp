@@ -58,19 +58,6 @@ std::string redop_name(uint32_t id) {
   return buf;
 }
 
-std::string pe_list(const std::vector<int>& pes) {
-  std::string out;
-  for (size_t i = 0; i < pes.size();) {
-    size_t j = i;
-    while (j + 1 < pes.size() && pes[j + 1] == pes[j] + 1) ++j;
-    if (!out.empty()) out += ",";
-    out += std::to_string(pes[i]);
-    if (j > i) out += "-" + std::to_string(pes[j]);
-    i = j + 1;
-  }
-  return (pes.size() == 1 ? "PE " : "PEs ") + out;
-}
-
 bool overlap(uintptr_t a, size_t na, uintptr_t b, size_t nb) { return na && nb && a < b + nb && b < a + na; }
 
 std::string json_str(const std::string& v) {
@@ -693,13 +680,13 @@ void CheckTool::mismatch(const CollEvent& ev, int culprit, uint32_t fields, cons
                 !diff.empty() ? (diff + " differs").c_str() : ("PE " + std::to_string(culprit) + " " + why).c_str());
   std::string rep = head;
   size_t width = 0;
-  for (const Group& g : groups) width = std::max(width, pe_list(g.pes).size());
+  for (const Group& g : groups) width = std::max(width, pes_text(g.pes).size());
   for (const Group& g : groups) {
-    std::string who = pe_list(g.pes);
+    std::string who = pes_text(g.pes);
     rep += "\n  " + who + std::string(width - who.size() + 2, ' ') + g.value;
     if (!g.site.empty()) rep += "  at " + g.site;
   }
-  if (!remote.empty()) rep += "\n  " + pe_list(remote) + ": on other nodes, not compared";
+  if (!remote.empty()) rep += "\n  " + pes_text(remote) + ": on other nodes, not compared";
   std::string j = ",\"kind\":\"collective mismatch\",\"team\":";
   j += json_str(team_name(ev));
   j += ",\"seq\":" + std::to_string(ev.team_rel) + ",\"op\":";

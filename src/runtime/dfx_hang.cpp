@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/config.hpp"
+#include "common/log.hpp"
 
 namespace symmem::dfx::hang {
 
@@ -605,26 +606,6 @@ std::string stack_path(const std::string& st) {
 
 }  // namespace
 
-std::string ranks_text(const std::vector<int>& r) {
-  std::string s = r.size() == 1 ? "PE " : "PEs ";
-  for (size_t i = 0; i < r.size();) {
-    size_t j = i;
-    while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
-    if (i > 0) s += ",";
-    if (j - i >= 2) {
-      s += std::to_string(r[i]) + "-" + std::to_string(r[j]);
-    } else {
-      for (size_t k = i; k <= j; ++k) {
-        if (k > i) s += ',';
-        s += std::to_string(r[k]);
-      }
-    }
-    i = j + 1;
-  }
-  return s;
-}
-
-
 Report build(const Source& src, const Options& opt) {
   const size_t n = src.pes.size();
   std::vector<PeView> v(n);
@@ -713,7 +694,7 @@ Report build(const Source& src, const Options& opt) {
     reason = "no PE is running";
   } else if (moved > 0) {
     r.verdict = "PROGRESS";
-    reason = fmt("%s moved between two looks %.1f s apart", ranks_text(moved_pes).c_str(), gap);
+    reason = fmt("%s moved between two looks %.1f s apart", pes_text(moved_pes).c_str(), gap);
   } else if (blocked == live && satisfied_pes.empty()) {
     r.all_blocked = true;
     if (invisible_alive == 0) {
@@ -722,7 +703,7 @@ Report build(const Source& src, const Options& opt) {
     } else {
       r.verdict = "BLOCKED";
       reason = fmt("every PE seen here waits in the library and nothing moved in %.1f s; %s not visible here", gap,
-                   ranks_text(invisible).c_str());
+                   pes_text(invisible).c_str());
     }
   } else {
     r.verdict = "STALL";
@@ -777,7 +758,7 @@ Report build(const Source& src, const Options& opt) {
     const std::vector<int>& g = groups[gi];
     const PeView& p0 = v[size_t(g[0])];
     const Doing& d = p0.d;
-    std::string line = "  " + ranks_text(g);
+    std::string line = "  " + pes_text(g);
     line.resize(std::max<size_t>(line.size() + 2, 16), ' ');
     std::vector<int> missing;
     std::string what, extra, after;
@@ -800,7 +781,7 @@ Report build(const Source& src, const Options& opt) {
           }
         }
         if (!missing.empty()) {
-          extra += "   missing: " + ranks_text(missing);
+          extra += "   missing: " + pes_text(missing);
           std::vector<std::string> why;
           for (int m : missing) {
             const PeView& q = v[size_t(m)];
@@ -816,7 +797,7 @@ Report build(const Source& src, const Options& opt) {
         } else if (notvis.empty()) {
           extra += "   every member has arrived";
         }
-        if (!notvis.empty()) extra += "   not visible here: " + ranks_text(notvis);
+        if (!notvis.empty()) extra += "   not visible here: " + pes_text(notvis);
       }
       if (d.kind != "waiting") extra = "   (in the call, not sleeping)" + extra;
     } else if (p0.b.waiting && src.pes[size_t(g[0])].summarized && !src.pes[size_t(g[0])].page) {
@@ -942,7 +923,7 @@ Report build(const Source& src, const Options& opt) {
     std::stable_sort(st.begin(), st.end(), [](const auto& x, const auto& y) { return x.second[0] < y.second[0]; });
     for (auto& [path, pes] : st) {
       t += "  stack of ";
-      t += ranks_text(pes);
+      t += pes_text(pes);
       t += ": ";
       t += path;
       t += "\n";
@@ -952,11 +933,11 @@ Report build(const Source& src, const Options& opt) {
   for (int pe : odd)
     if (src.pes[size_t(pe)].life == PeInfo::Life::kAlive) odd_live.push_back(pe);
   if (!ended.empty() && !odd.empty() && groups.size() > 1 && odd_live.empty())
-    t += fmt("  hint: %s ended mid-job; the others cannot finish without %s\n", ranks_text(ended).c_str(),
+    t += fmt("  hint: %s ended mid-job; the others cannot finish without %s\n", pes_text(ended).c_str(),
              ended.size() == 1 ? "it" : "them");
   else if (r.verdict == "DEADLOCK" && !odd.empty() && groups.size() > 1 && odd_live.size() == odd.size())
-    t += fmt("  hint: %s %s for what the others will never do; %s wait for %s\n", ranks_text(odd).c_str(),
-             odd.size() == 1 ? "waits" : "wait", ranks_text(groups[0]).c_str(), ranks_text(odd).c_str());
+    t += fmt("  hint: %s %s for what the others will never do; %s wait for %s\n", pes_text(odd).c_str(),
+             odd.size() == 1 ? "waits" : "wait", pes_text(groups[0]).c_str(), pes_text(odd).c_str());
 
   // JSON
   std::string j = "{\"schema\":\"symmem-hang/1\"";

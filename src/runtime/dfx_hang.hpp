@@ -43,8 +43,6 @@ struct PeInfo {
 
 // Fills `pi` from one line of another node's Report::pe_lines; false when malformed.
 bool parse_pe_line(const std::string& line, PeInfo* pi);
-// "PE 3", "PEs 0,2,3", "PEs 0-2,4-7" (sorted ranks; runs of three or more as ranges).
-std::string ranks_text(const std::vector<int>& r);
 
 struct Source {
   std::string job;          // job id: names the default JSON file

@@ -217,21 +217,6 @@ std::string secs_str(uint64_t ns) {
   return b;
 }
 
-// "0-2,4,6-7"
-std::string pe_list(std::vector<int> pes) {
-  std::sort(pes.begin(), pes.end());
-  std::string s;
-  for (size_t i = 0; i < pes.size();) {
-    size_t j = i;
-    while (j + 1 < pes.size() && pes[j + 1] == pes[j] + 1) ++j;
-    if (!s.empty()) s += ",";
-    s += std::to_string(pes[i]);
-    if (j > i) s += "-" + std::to_string(pes[j]);
-    i = j + 1;
-  }
-  return s;
-}
-
 std::string json_str(const std::string& v) {
   std::string s = "\"";
   for (char c : v) {
@@ -667,7 +652,7 @@ void StatsTool::report(const std::vector<Row>& rows) {
       std::vector<int> pes;
       for (size_t x = i; x <= j; ++x) pes.push_back(bt[x].second);
       if (!s.empty()) s += " | ";
-      s += (pes.size() == 1 ? "PE " : "PEs ") + pe_list(pes) + " " + secs_str(bt[i].first);
+      s += pes_text(pes) + " " + secs_str(bt[i].first);
       if (j > i && secs_str(bt[j].first) != secs_str(bt[i].first)) s += "-" + secs_str(bt[j].first);
       i = j + 1;
     }

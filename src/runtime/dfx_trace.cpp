@@ -201,7 +201,7 @@ class TraceTool final : public ToolHooks {
       return;
     }
     std::string where;
-    for (const auto& [host, pes] : hosts) where += (where.empty() ? "" : ", ") + host + " (" + dfx::hang::ranks_text(pes) + ")";
+    for (const auto& [host, pes] : hosts) where += (where.empty() ? "" : ", ") + host + " (" + pes_text(pes) + ")";
     log_pe(LogLevel::kWarn, rt_->rank_,
            "SYMMEM_TRACE: the rings are /dev/shm/%s* on each host: %s; copy them into one directory DIR and merge "
            "them there with: symmem-trace merge --dir DIR %s",

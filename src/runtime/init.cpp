@@ -399,18 +399,6 @@ Status plan_join(const InitAttr& a, const Config& cfg, JoinPlan* p) {
 
 // ---- consistency
 
-std::string pes_text(const std::vector<int>& pes) {
-  std::string s = pes.size() == 1 ? "PE " : "PEs ";
-  for (size_t i = 0; i < pes.size(); ++i) {
-    if (i == 8) {
-      s += ", ... (" + std::to_string(pes.size()) + " in all)";
-      break;
-    }
-    s += (i ? ", " : "") + std::to_string(pes[i]);
-  }
-  return s;
-}
-
 std::map<std::string, std::string> parse_fields(const std::string& text) {
   std::map<std::string, std::string> m;
   std::istringstream in(text);

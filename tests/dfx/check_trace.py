@@ -294,7 +294,7 @@ def hosts(tool, prog, tmp):
     if any(p.returncode != 0 for p in procs):
         fail("exit codes %r" % [p.returncode for p in procs])
     job = job_from_hint(texts[0])
-    if uts and not re.search(r"on each host: .*otherhost \(PEs 2,3\).*symmem-trace merge --dir DIR", texts[0]):
+    if uts and not re.search(r"on each host: .*otherhost \(PEs 2, 3\).*symmem-trace merge --dir DIR", texts[0]):
         fail("PE 0's hint does not name the other host's rings")
     try:
         hosts_merge(tool, tmp, out, job)

@@ -78,23 +78,6 @@ Clock::time_point after(double seconds) {
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
-// "PE 3", "PEs 1, 3", "PEs 0-5, 7": runs of three or more are written as ranges.
-std::string describe_ranks(const std::vector<int>& ranks) {
-  std::string s = ranks.size() == 1 ? "PE " : "PEs ";
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (i > 0) s += ", ";
-    if (j - i >= 2) {
-      s += std::to_string(ranks[i]) + "-" + std::to_string(ranks[j]);
-    } else {
-      for (size_t k = i; k <= j; ++k) s += (k > i ? ", " : "") + std::to_string(ranks[k]);
-    }
-    i = j + 1;
-  }
-  return s;
-}
-
 // Writes all of [p, p+n), waiting out a non-blocking or slow reader. False when the
 // descriptor is broken (EPIPE: nobody reads our output any more).
 bool write_all(int fd, const char* p, size_t n) {
@@ -758,7 +741,7 @@ void Job::on_timeout() {
   for (const Pe& pe : pes_) {
     if (pe.running) ranks.push_back(pe.rank);
   }
-  output_.message(format("timeout after %g s; %s had not finished", opts_.timeout_s, describe_ranks(ranks).c_str()));
+  output_.message(format("timeout after %g s; %s had not finished", opts_.timeout_s, pes_text(ranks).c_str()));
   exit_code_ = 124;
   begin_termination(SIGTERM);
 }
@@ -916,7 +899,7 @@ void Job::supervise() {
         if (pe.running) ranks.push_back(pe.rank);
       }
       SYMMEM_LOG(kInfo, "symmem-run: %s still running %g s after SIGTERM; sending SIGKILL",
-                 describe_ranks(ranks).c_str(), kKillGraceS);
+                 pes_text(ranks).c_str(), kKillGraceS);
       signal_job(SIGKILL);
       sigkilled_ = true;
     }
