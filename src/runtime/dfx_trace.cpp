@@ -184,9 +184,9 @@ class TraceTool final : public ToolHooks {
   void finalize() override {
     note_pair();
     h_->state.store(2, std::memory_order_release);
-    if (rt_->supervised_ || rt_->rank_ != 0) return;
-    // Several hosts: each keeps its PEs' rings; say where they are.
-    std::vector<std::pair<std::string, std::vector<int>>> hosts;  // in the order of their first PE
+    if (rt_->supervised_ || rt_->npes_ < 2) return;
+    // The PEs of each host, in the order of their first PE.
+    std::vector<std::pair<std::string, std::vector<int>>> hosts;
     for (size_t pe = 0; pe < rt_->pe_where_.size(); ++pe) {
       const std::string& w = rt_->pe_where_[pe];
       const std::string host = w.substr(0, w.rfind(':'));
@@ -194,21 +194,101 @@ class TraceTool final : public ToolHooks {
       if (it == hosts.end()) it = hosts.insert(hosts.end(), {host, {}});
       it->second.push_back(int(pe));
     }
+    std::vector<int> remote;  // the PEs of hosts other than PE 0's
+    for (size_t i = 1; i < hosts.size(); ++i) remote.insert(remote.end(), hosts[i].second.begin(), hosts[i].second.end());
+    Store* st = rt_->epoch_store_ ? rt_->epoch_store_.get() : rt_->store_.get();
+    std::vector<int> copied, missing = remote;
+    if (st && !remote.empty()) missing = gather(*st, remote, &copied);
+    if (rt_->rank_ != 0) return;
     const std::string prefix = trace::ring_prefix(rt_->env_.job_id), job = rt_->env_.job_id;
-    if (hosts.size() <= 1) {
-      log_pe(LogLevel::kWarn, rt_->rank_, "SYMMEM_TRACE: the rings are /dev/shm/%s*; merge them into %s with: symmem-trace merge %s",
-             prefix.c_str(), h_->out_path, job.c_str());
+    if (missing.empty()) {
+      const std::string from = copied.empty() ? "" : " (" + pes_text(copied) + " copied here from their hosts)";
+      log_pe(LogLevel::kWarn, rt_->rank_, "SYMMEM_TRACE: the rings are /dev/shm/%s*%s; merge them into %s with: symmem-trace merge %s",
+             prefix.c_str(), from.c_str(), h_->out_path, job.c_str());
       return;
     }
     std::string where;
     for (const auto& [host, pes] : hosts) where += (where.empty() ? "" : ", ") + host + " (" + pes_text(pes) + ")";
     log_pe(LogLevel::kWarn, rt_->rank_,
-           "SYMMEM_TRACE: the rings are /dev/shm/%s* on each host: %s; copy them into one directory DIR and merge "
-           "them there with: symmem-trace merge --dir DIR %s",
-           prefix.c_str(), where.c_str(), job.c_str());
+           "SYMMEM_TRACE: the rings are /dev/shm/%s* on each host: %s; %s could not be copied here; copy the rings "
+           "into one directory DIR and merge them there with: symmem-trace merge --dir DIR %s",
+           prefix.c_str(), where.c_str(), pes_text(missing).c_str(), job.c_str());
   }
 
  private:
+  // Several hosts: PE 0 takes the rings it cannot see in its own /dev/shm from their PEs
+  // through the bootstrap store, one PE at a time (the store holds one ring at most), and
+  // writes them there under their own names, so that one merge on its host shows the whole
+  // job. PE 0 returns the PEs whose rings it could not get. The copy is the ring's header
+  // and its records in use; the rest of the file stays a hole (records never written).
+  std::vector<int> gather(Store& st, const std::vector<int>& remote, std::vector<int>* copied) {
+    // A PE waits for PE 0's word as long as a barrier would (a failing job ends it anyway);
+    // PE 0 waits for a ring it asked for a bounded time.
+    constexpr double kGoWaitS = 7 * 24 * 3600.0, kRingWaitS = 300;
+    constexpr size_t kChunk = 8u << 20;
+    const std::string dir = "/dev/shm/", prefix = trace::ring_prefix(rt_->env_.job_id);
+    const std::string key = "dfx/trace/" + rt_->env_.job_id + "/";
+    const int me = rt_->rank_;
+    std::vector<int> missing;
+    if (me != 0) {
+      if (std::find(remote.begin(), remote.end(), me) == remote.end()) return missing;
+      Result<std::string> go = st.get(key + "go/" + std::to_string(me), kGoWaitS);
+      if (!go.ok() || *go != "send") return missing;
+      const uint64_t head = h_->head.load(std::memory_order_acquire);
+      const size_t used = trace::kHeaderBytes + size_t(std::min<uint64_t>(head, cap_)) * sizeof(Rec);
+      const size_t chunks = (used + kChunk - 1) / kChunk;
+      const char* base = static_cast<const char*>(map_);
+      for (size_t k = 0; k < chunks; ++k) {
+        const size_t off = k * kChunk, n = std::min(kChunk, used - off);
+        std::string v = std::to_string(chunks) + ":" + std::string(base + off, n);
+        if (Status s = st.set(key + "ring/" + std::to_string(me) + "/" + std::to_string(k), v); !s.ok()) {
+          log_pe(LogLevel::kWarn, me, "SYMMEM_TRACE: sending this PE's ring to PE 0: %s", s.message().c_str());
+          return missing;
+        }
+      }
+      return missing;
+    }
+    for (int pe : remote) {
+      const std::string path = dir + prefix + std::to_string(pe), go = key + "go/" + std::to_string(pe);
+      if (::access(path.c_str(), F_OK) == 0) {  // this /dev/shm is that host's too
+        (void)st.set(go, "skip");
+        continue;
+      }
+      if (!st.set(go, "send").ok()) {
+        missing.push_back(pe);
+        continue;
+      }
+      int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      bool ok = fd >= 0;
+      for (size_t k = 0, chunks = 1; ok && k < chunks; ++k) {
+        const std::string ck = key + "ring/" + std::to_string(pe) + "/" + std::to_string(k);
+        Result<std::string> v = st.get(ck, kRingWaitS);
+        (void)st.erase(ck);
+        const size_t colon = v.ok() ? v->find(':') : std::string::npos;
+        ok = colon != std::string::npos;
+        if (!ok) break;
+        chunks = std::strtoull(v->c_str(), nullptr, 10);
+        const size_t n = v->size() - colon - 1;
+        ok = chunks > 0 && ::pwrite(fd, v->data() + colon + 1, n, off_t(k * kChunk)) == ssize_t(n);
+        if (ok && k == 0) {  // the whole ring's size, so the merge maps it as its PE did
+          trace::Header h;
+          std::memcpy(static_cast<void*>(&h), v->data() + colon + 1, std::min(n, sizeof h));
+          ok = n >= sizeof h && h.magic == trace::kRingMagic && h.rank == pe &&
+               ::ftruncate(fd, off_t(trace::kHeaderBytes + h.capacity * sizeof(Rec))) == 0;
+        }
+      }
+      if (fd >= 0) ::close(fd);
+      (void)st.erase(go);
+      if (ok) {
+        copied->push_back(pe);
+      } else {
+        if (fd >= 0) ::unlink(path.c_str());
+        missing.push_back(pe);
+      }
+    }
+    return missing;
+  }
+
   uint64_t ticks() const {
 #ifdef SYMMEM_TRACE_TSC
     if (tsc_) return __rdtsc();

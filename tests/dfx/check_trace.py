@@ -10,6 +10,9 @@ check_trace.py CASE SYMMEM_RUN SYMMEM_TRACE PROG
               whose clock is 7 s ahead (host name and clock base rewritten: one machine
               has one clock); `symmem-trace merge --dir` must place that host's clock
               back, so that every world barrier overlaps on all PEs.
+  gather:     the same with PEs 2-3 under another host name and a /dev/shm of their own
+              (root; exit 77 without namespaces): PE 0 copies their rings at finalize, and
+              a merge on its host shows all 4 PEs.
 Checks the schema (traceEvents; ph/ts/dur/pid/tid; flows paired s->f), the events of the
 known program per PE, the put_signal -> wait arrows, the barrier arrows, the killed PE's
 last events, allocation names, and that no ring is left in /dev/shm.
@@ -260,28 +263,34 @@ def shift_ring(path, host, skew):
         f.write(HDR.pack(*h))
 
 
-def hosts(tool, prog, tmp):
+def start_four(prog, out, otherhost):
+    """4 PEs of trace_prog as 2 nodes of 2 (torchrun's variables, UCX on loopback). PEs 2-3
+    run under the host name otherhost where `otherhost` allows it (root): "uts" in a UTS
+    namespace of their own, "mount" also with a /dev/shm of their own (a mount namespace),
+    so that PE 0 cannot see their rings. Returns the 4 PEs' output (PE 0's first)."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
     run_id, secret = "trace-" + secrets.token_hex(4), secrets.token_hex(32)
-    out = os.path.join(tmp, "h.json")
-    # As root, PEs 2-3 also run under another host name (a UTS namespace of their own), so
-    # PE 0's hint at finalize names both hosts.
-    uts = os.geteuid() == 0 and subprocess.run(["unshare", "--uts", "true"], capture_output=True).returncode == 0
-    procs = []
-    for r in range(4):
-        env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r % 2), WORLD_SIZE="4", LOCAL_WORLD_SIZE="2",
-                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port - 1), TORCHELASTIC_RUN_ID=run_id,
-                   SYMMEM_STORE_SECRET=secret, SYMMEM_NODE_ID="emu%d" % (r // 2), UCX_TLS="tcp",
-                   UCX_NET_DEVICES="lo", SYMMEM_LOG_LEVEL="warn", SYMMEM_TRACE=out + ",size=2M")
-        drop_launcher(env)
-        cmd = [prog, "ok"]
-        if uts and r >= 2:
-            cmd = ["unshare", "--uts", "sh", "-c", 'hostname otherhost && exec "$0" "$@"'] + cmd
-        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      text=True, start_new_session=True))
+    base = dict(os.environ, WORLD_SIZE="4", LOCAL_WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                MASTER_PORT=str(port - 1), TORCHELASTIC_RUN_ID=run_id, SYMMEM_STORE_SECRET=secret,
+                UCX_TLS="tcp", UCX_NET_DEVICES="lo", SYMMEM_LOG_LEVEL="warn", SYMMEM_TRACE=out + ",size=2M")
+    drop_launcher(base)
+    def env_of(r):
+        return dict(base, RANK=str(r), LOCAL_RANK=str(r % 2), SYMMEM_NODE_ID="emu%d" % (r // 2))
+    cmds = [([prog, "ok"], env_of(r)) for r in range(4)]
+    if otherhost == "uts":
+        for r in (2, 3):
+            cmds[r] = (["unshare", "--uts", "sh", "-c", 'hostname otherhost && exec "$0" "$@"', prog, "ok"], env_of(r))
+    elif otherhost == "mount":
+        both = ('hostname otherhost && mount -t tmpfs -o size=256m tmpfs /dev/shm && '
+                '{ RANK=2 LOCAL_RANK=0 "$0" ok & a=$!; RANK=3 LOCAL_RANK=1 "$0" ok & b=$!; '
+                'wait $a; ra=$?; wait $b; rb=$?; exit $((ra | rb)); }')
+        cmds = cmds[:2] + [(["unshare", "--uts", "--mount", "--propagation", "private", "sh", "-c", both, prog],
+                            dict(base, SYMMEM_NODE_ID="emu1"))]
+    procs = [subprocess.Popen(c, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              start_new_session=True) for c, e in cmds]
     texts = []
     for p in procs:
         try:
@@ -293,28 +302,66 @@ def hosts(tool, prog, tmp):
     print("\n".join(texts))
     if any(p.returncode != 0 for p in procs):
         fail("exit codes %r" % [p.returncode for p in procs])
+    return texts
+
+
+def can_unshare(*kinds):
+    return os.geteuid() == 0 and subprocess.run(["unshare"] + list(kinds) + ["true"], capture_output=True).returncode == 0
+
+
+def hosts(tool, prog, tmp):
+    """Rings copied by hand from two hosts into one directory, the second host's clock 7 s
+    ahead: merge --dir places it."""
+    out = os.path.join(tmp, "h.json")
+    uts = can_unshare("--uts")
+    texts = start_four(prog, out, "uts" if uts else "")
     job = job_from_hint(texts[0])
-    if uts and not re.search(r"on each host: .*otherhost \(PEs 2, 3\).*symmem-trace merge --dir DIR", texts[0]):
-        fail("PE 0's hint does not name the other host's rings")
+    # One /dev/shm for both host names: PE 0 sees every ring, so it copies none.
+    if uts and ("copied" in texts[0] or "--dir" in texts[0]):
+        fail("PE 0's hint: the other host's rings are already here")
     try:
-        hosts_merge(tool, tmp, out, job)
+        rings = sorted(rings_of(job))
+        if len(rings) != 4:
+            fail("%d rings of job %s in /dev/shm, want 4" % (len(rings), job))
+        d = os.path.join(tmp, "rings")
+        os.mkdir(d)
+        for f in rings:
+            shutil.move(os.path.join("/dev/shm", f), os.path.join(d, f))
+        for f in rings:
+            if re.search(r"pe[23]$", f):
+                shift_ring(os.path.join(d, f), "otherhost", SKEW_NS)
+        merge_hosts(tool, ["--dir", d], out, job, SKEW_NS)
     finally:  # nothing left behind, pass or fail
         for f in rings_of(job):
             os.unlink(os.path.join("/dev/shm", f))
 
 
-def hosts_merge(tool, tmp, out, job):
-    rings = sorted(rings_of(job))
-    if len(rings) != 4:
-        fail("%d rings of job %s in /dev/shm, want 4" % (len(rings), job))
-    d = os.path.join(tmp, "rings")
-    os.mkdir(d)
-    for f in rings:
-        shutil.move(os.path.join("/dev/shm", f), os.path.join(d, f))
-    for f in rings:
-        if re.search(r"pe[23]$", f):
-            shift_ring(os.path.join(d, f), "otherhost", SKEW_NS)
-    q = subprocess.run([tool, "merge", "--dir", d, "-o", out, job], capture_output=True, text=True, timeout=120)
+def gather(tool, prog, tmp):
+    """PEs 2-3 on another host with a /dev/shm of their own: PE 0 copies their rings at
+    finalize (through the bootstrap store) and one merge on its host shows all 4 PEs."""
+    if not can_unshare("--uts", "--mount"):
+        print("check_trace: gather: needs root and mount namespaces; skipped")
+        sys.exit(77)
+    out = os.path.join(tmp, "g.json")
+    texts = start_four(prog, out, "mount")
+    job = job_from_hint(texts[0])
+    try:
+        if not re.search(r"\(PEs 2, 3 copied here from their hosts\); merge them into \S+ with: symmem-trace merge " +
+                         re.escape(job) + "$", texts[0], re.M):
+            fail("PE 0's hint does not say it copied PEs 2-3's rings")
+        rings = sorted(rings_of(job))
+        if len(rings) != 4:
+            fail("%d rings of job %s in PE 0's /dev/shm, want 4" % (len(rings), job))
+        merge_hosts(tool, [], out, job, 0)
+    finally:
+        for f in rings_of(job):
+            os.unlink(os.path.join("/dev/shm", f))
+
+
+def merge_hosts(tool, where, out, job, skew_ns):
+    """Merges the 4 rings of two hosts and checks the other host's clock offset (skew_ns),
+    every signal arrow and the barriers' overlap."""
+    q = subprocess.run([tool, "merge"] + where + ["-o", out, job], capture_output=True, text=True, timeout=120)
     print(q.stdout + q.stderr)
     if q.returncode != 0:
         fail("symmem-trace merge exit %d" % q.returncode)
@@ -322,11 +369,14 @@ def hosts_merge(tool, tmp, out, job):
     if not m:
         fail("the merge did not report the other host's clock")
     est, unc = float(m.group(1)) * 1e6, float(m.group(2)) * 1e3
-    if abs(est - SKEW_NS) > unc + 1e3:
-        fail("clock offset %.0f ns, want %d within +-%.0f ns" % (est, SKEW_NS, unc))
+    if abs(est - skew_ns) > unc + 1e3:
+        fail("clock offset %.0f ns, want %d within +-%.0f ns" % (est, skew_ns, unc))
     with open(out) as f:
         doc = json.load(f)
     pairs = check_schema(doc)
+    names = [e["args"]["name"] for e in doc["traceEvents"] if e.get("ph") == "M" and e.get("name") == "process_name"]
+    if sum(1 for n in names if "(otherhost:" in n) != 2:
+        fail("process tracks %r: want 2 of otherhost" % names)
     sig = sum(1 for a, _ in pairs if a["name"] == "signal")
     if sig != ITERS * 4:  # each wait's arrow, across the hosts too
         fail("%d signal flows, want %d" % (sig, ITERS * 4))
@@ -346,10 +396,10 @@ def hosts_merge(tool, tmp, out, job):
 
 def main():
     case, run, tool, prog = sys.argv[1:5]
-    if case == "hosts":
+    if case in ("hosts", "gather"):
         tmp = tempfile.mkdtemp(prefix="symmem-trace-test-")
         try:
-            hosts(tool, prog, tmp)
+            (hosts if case == "hosts" else gather)(tool, prog, tmp)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return
