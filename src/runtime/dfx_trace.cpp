@@ -184,7 +184,7 @@ class TraceTool final : public ToolHooks {
   void finalize() override {
     note_pair();
     h_->state.store(2, std::memory_order_release);
-    if (rt_->supervised_ || rt_->npes_ < 2) return;
+    if (rt_->supervised_) return;
     // The PEs of each host, in the order of their first PE.
     std::vector<std::pair<std::string, std::vector<int>>> hosts;
     for (size_t pe = 0; pe < rt_->pe_where_.size(); ++pe) {
