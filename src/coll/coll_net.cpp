@@ -131,10 +131,12 @@ template <class P>
 bool push(Group& g, void* dest, const void* src, P part, uint32_t owed) {
   WaitWord* mine = g.push_word(g.me());
   uint32_t* total = g.push_owed();
-  if (mine == nullptr || total == nullptr) return false;
+  uint64_t off = 0;
+  uint32_t* epoch = nullptr;
+  if (mine == nullptr || total == nullptr || !g.sync_words(&off, &epoch)) return false;
   Runtime::Impl* rt = g.rt();
   const int n = g.size(), me = g.me();
-  g.sync();
+  rt->net_sync(g.start(), g.stride(), g.size(), off, epoch, false);  // g.sync(), every member pushing next
   for (int k = 1; k < n; ++k) {
     const int i = (me + k) % n, pe = g.world_pe(i);
     const Piece x = part(i);
@@ -322,12 +324,11 @@ bool in_sync(Group& g, const void* src, size_t bytes, Out out) {
     return mine + size_t(k) * block + size_t(seen[k]++) * bytes;
   };
   if (g.world_pe(g.me()) != gn.leader) {
-    rt->add_word(&state(gn.leader)->arrive, 1);
-    rt->wait_word_ge(&state(gn.leader)->release, e);
+    rt->node_arrive(gn, e, off);
     out(contribution);
     return true;
   }
-  if (gn.local > 1) rt->wait_word_ge(&state(gn.leader)->arrive, e * uint32_t(gn.local - 1));
+  rt->node_gather(gn, e, off);
   {  // this node's block: its members' contributions, read in place
     char* b = mine + size_t(gn.my_leader) * block;
     for (int i = 0; i < size; ++i)

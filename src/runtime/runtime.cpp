@@ -183,15 +183,18 @@ void Runtime::Impl::strided_sync(int start, int stride, int size, uint64_t off, 
 // when a co-located PE sleeps elsewhere and will not arrive soon.
 void Runtime::Impl::wait_release(SyncState* root, uint32_t e, int start, int stride, int size, uint64_t off) {
   auto released = [&] { return int32_t(root->release.v.load(std::memory_order_acquire) - e) >= 0; };
-  auto pending_here = [&] {
-    for (int q : colocated_) {
-      if (q < start || (q - start) % stride != 0 || (q - start) / stride >= size) continue;  // not a member
-      auto* s = reinterpret_cast<SyncState*>(meta_bytes(q) + off);
-      if (int32_t(s->arrived.load(std::memory_order_relaxed) - e) < 0) return true;
-    }
-    return false;
-  };
+  auto pending_here = [&] { return colocated_pending(e, start, stride, size, off); };
   if (!wait_handing_over(released, pending_here)) wait_word_ge(&root->release, e);
+}
+
+// A member of the group that shares this PE's CPU has not arrived at sync e yet.
+bool Runtime::Impl::colocated_pending(uint32_t e, int start, int stride, int size, uint64_t off) {
+  for (int q : colocated_) {
+    if (q < start || (q - start) % stride != 0 || (q - start) / stride >= size) continue;  // not a member
+    auto* s = reinterpret_cast<SyncState*>(meta_bytes(q) + off);
+    if (int32_t(s->arrived.load(std::memory_order_relaxed) - e) < 0) return true;
+  }
+  return false;
 }
 
 void Runtime::Impl::learn_colocation() {

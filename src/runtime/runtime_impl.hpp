@@ -284,8 +284,14 @@ struct Runtime::Impl {
     bool routes_follow_nodes = true;
   };
   GroupNodes& group_nodes(int start, int stride, int size);
+  // The node's part of hierarchical sync e whose words are at `off` of each PE's metadata:
+  // a member arrives at its leader and waits for the release (node_arrive); the leader
+  // waits for its node's members (node_gather). runtime/remote.cpp
+  void node_arrive(const GroupNodes& gn, uint32_t e, uint64_t off, bool yield = true);
+  void node_gather(const GroupNodes& gn, uint32_t e, uint64_t off);
   // Cross-node form of strided_sync (runtime/remote.cpp).
-  void net_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch);
+  // members_yield: see node_arrive.
+  void net_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch, bool members_yield = true);
 
   // Local load/store address of pe's copy, or nullptr (never reports).
   void* ptr(const void* addr, int pe) const;
@@ -305,6 +311,7 @@ struct Runtime::Impl {
   int bind_to_cpu();
   // The central sync's wait for the release of epoch e (see strided_sync).
   void wait_release(SyncState* root, uint32_t e, int start, int stride, int size, uint64_t off);
+  bool colocated_pending(uint32_t e, int start, int stride, int size, uint64_t off);
   // At init, once every PE has published its CPU: which PEs share this PE's CPU (colocated_).
   void learn_colocation();
   // Synchronises PEs start, start+stride, ... (size of them). `sync_meta_offset` locates a
