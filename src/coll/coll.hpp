@@ -87,7 +87,7 @@ class Group {
 class TeamGroup final : public Group {
  public:
   explicit TeamGroup(TeamState* t) : Group(t->rt, t->start, t->stride, t->size, t->me), t_(t) {}
-  void sync() override { t_->sync(); }
+  void sync() override { t_->sync(true); }
   size_t scratch_bytes() const override { return kTeamScratchBytes; }
   char* scratch(int i, unsigned parity) const override { return t_->slot_of(world_pe(i))->scratch[parity]; }
   unsigned next_parity() const override { return t_->next_parity(); }

@@ -131,12 +131,10 @@ template <class P>
 bool push(Group& g, void* dest, const void* src, P part, uint32_t owed) {
   WaitWord* mine = g.push_word(g.me());
   uint32_t* total = g.push_owed();
-  uint64_t off = 0;
-  uint32_t* epoch = nullptr;
-  if (mine == nullptr || total == nullptr || !g.sync_words(&off, &epoch)) return false;
+  if (mine == nullptr || total == nullptr) return false;
   Runtime::Impl* rt = g.rt();
   const int n = g.size(), me = g.me();
-  rt->net_sync(g.start(), g.stride(), g.size(), off, epoch, false);  // g.sync(), every member pushing next
+  g.sync();  // g.sync(), every member pushing next
   for (int k = 1; k < n; ++k) {
     const int i = (me + k) % n, pe = g.world_pe(i);
     const Piece x = part(i);

@@ -144,11 +144,11 @@ uint32_t Runtime::Impl::add_word(WaitWord* word, uint32_t delta) {
 // a context switch, so a central counter wins: each PE adds to the root's arrival word and
 // waits once on its release word (wait_release); the last to arrive releases everyone
 // with one wake.
-void Runtime::Impl::strided_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch) {
+void Runtime::Impl::strided_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch, bool data_follows) {
   // shmem_sync: this PE's earlier stores are visible to the others once they leave the
   // sync, non-temporal ones included (the notify below is a locked instruction, which
   // orders only ordinary stores for certain).
-  if (SYMMEM_UNLIKELY(!all_shm_) && !group_on_node(start, stride, size)) return net_sync(start, stride, size, off, epoch);
+  if (SYMMEM_UNLIKELY(!all_shm_) && !group_on_node(start, stride, size)) return net_sync(start, stride, size, off, epoch, data_follows);
   shm::fence();
   if (size <= 1) return;
   uint32_t e = ++*epoch;

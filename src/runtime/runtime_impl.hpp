@@ -287,11 +287,10 @@ struct Runtime::Impl {
   // The node's part of hierarchical sync e whose words are at `off` of each PE's metadata:
   // a member arrives at its leader and waits for the release (node_arrive); the leader
   // waits for its node's members (node_gather). runtime/remote.cpp
-  void node_arrive(const GroupNodes& gn, uint32_t e, uint64_t off, bool yield = true);
+  void node_arrive(const GroupNodes& gn, uint32_t e, uint64_t off, bool hand_over = true);
   void node_gather(const GroupNodes& gn, uint32_t e, uint64_t off);
   // Cross-node form of strided_sync (runtime/remote.cpp).
-  // members_yield: see node_arrive.
-  void net_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch, bool members_yield = true);
+  void net_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch, bool data_follows = false);
 
   // Local load/store address of pe's copy, or nullptr (never reports).
   void* ptr(const void* addr, int pe) const;
@@ -316,7 +315,10 @@ struct Runtime::Impl {
   void learn_colocation();
   // Synchronises PEs start, start+stride, ... (size of them). `sync_meta_offset` locates a
   // SyncState at the same metadata offset on every PE; `epoch` counts this PE's syncs.
-  void strided_sync(int start, int stride, int size, uint64_t sync_meta_offset, uint32_t* epoch);
+  // data_follows: a collective's sync after which its members move data over UCX (see
+  // node_arrive).
+  void strided_sync(int start, int stride, int size, uint64_t sync_meta_offset, uint32_t* epoch,
+                    bool data_follows = false);
   // Waits until word.v - target >= 0 (mod 2^32), sleeping on the word when waiting long.
   void wait_word_ge(WaitWord* word, uint32_t target);
   // The one waiting loop of the runtime (syncs, point-to-point waits, locks, pSync

@@ -92,9 +92,10 @@ struct TeamState {
   TeamSlot* slot_of(int world) const { return reinterpret_cast<TeamSlot*>(rt->meta_bytes(world) + slot_off); }
   // Parity of the next sync: the collective buffers a call fills before that sync.
   unsigned next_parity() const { return (*epoch + 1) & 1u; }
-  void sync() {
+  // data_follows: a collective's own sync (coll::TeamGroup), not the user's.
+  void sync(bool data_follows = false) {
     dfx::CollScope c(rt->dfx_, dfx::Op::kSync, slot, start, stride, size, me);
-    rt->strided_sync(start, stride, size, sync_off, epoch);
+    rt->strided_sync(start, stride, size, sync_off, epoch, data_follows);
   }
 };
 
