@@ -122,7 +122,7 @@ void Runtime::Impl::net_sync(int start, int stride, int size, uint64_t off, uint
   auto state = [&](int pe) { return reinterpret_cast<SyncState*>(meta_bytes(pe) + off); };
   GroupNodes& gn = group_nodes(start, stride, size);
   if (rank_ != gn.leader) return node_arrive(gn, e, off, !data_follows);
-  node_gather(gn, e, off);
+  node_gather(gn, e, off, !data_follows);
   const int nl = int(gn.leaders.size());
   for (int round = 0, dist = 1; dist < nl; ++round, dist <<= 1) {
     const int to = gn.leaders[size_t((gn.my_leader + dist) % nl)];
@@ -137,38 +137,45 @@ void Runtime::Impl::net_sync(int start, int stride, int size, uint64_t off, uint
 // The node's part of hierarchical sync e (net_sync, and the collectives that carry data in
 // one, coll_net.cpp): a member arrives at its node's leader and waits for its release; the
 // leader waits for its node's members. Where PEs share a CPU these waits hand it over (as
-// the central sync does, wait_release): the leader to a member that has not arrived, and
-// a member (hand_over) to its leader, which needs the CPU for the rounds between nodes and
-// the release; it serves UCX every 8 polls meanwhile (2 nodes x 2 PEs on 2 cores, same
-// minutes: barrier 18.4 -> 14.9 us, 8 B sum 22.2 -> 16.0). Not in a collective's sync
-// before its data moves over UCX (!hand_over): the other nodes, released first, push into
-// the member or get from it at once, and a member that yields served them late (a 64 KiB
-// fcollect: 311 us against 267; 493 when it did not serve at all).
+// the central sync does, wait_release): the leader to a member that has not arrived, a
+// member to its leader, which needs the CPU for the rounds between nodes and the release;
+// both serve UCX every 8 polls meanwhile (2 nodes x 2 PEs on 2 cores, same minutes:
+// barrier 18.4 -> 14.9 us, 8 B sum 22.2 -> 16.0). Not in a collective's sync before its
+// data moves over UCX (!hand_over): the other nodes, released first, push into a member or
+// get from it at once, and one that yields serves them late (a 64 KiB fcollect: 358 us
+// against 276; 493 when it did not serve at all).
+template <class Done, class NeedsCpu>
+bool Runtime::Impl::hand_over_serving(Done done, NeedsCpu needs_cpu) {
+  UcxTransport* const ucx = ucx_.get();
+  unsigned polls = 0;
+  auto served = [&] {
+    if (ucx != nullptr && (++polls & 7) == 0) ucx->progress();
+    return done();
+  };
+  if (ucx != nullptr) ucx->polling(true);
+  const bool ok = wait_handing_over(served, needs_cpu);
+  if (ucx != nullptr) ucx->polling(false);
+  return ok;
+}
+
 void Runtime::Impl::node_arrive(const GroupNodes& gn, uint32_t e, uint64_t off, bool hand_over) {
   auto state = [&](int pe) { return reinterpret_cast<SyncState*>(meta_bytes(pe) + off); };
   state(rank_)->arrived.store(e, std::memory_order_relaxed);
   add_word(&state(gn.leader)->arrive, 1);
   WaitWord& release = state(gn.leader)->release;
-  if (!hand_over || std::find(colocated_.begin(), colocated_.end(), gn.leader) == colocated_.end())
-    return wait_word_ge(&release, e);
-  UcxTransport* const ucx = ucx_.get();
-  unsigned polls = 0;
-  auto released = [&] {
-    if (ucx != nullptr && (++polls & 7) == 0) ucx->progress();
-    return int32_t(release.v.load(std::memory_order_acquire) - e) >= 0;
-  };
-  if (ucx != nullptr) ucx->polling(true);
-  const bool done = wait_handing_over(released, [] { return true; });
-  if (ucx != nullptr) ucx->polling(false);
-  if (!done) wait_word_ge(&release, e);
+  auto released = [&] { return int32_t(release.v.load(std::memory_order_acquire) - e) >= 0; };
+  if (!hand_over || std::find(colocated_.begin(), colocated_.end(), gn.leader) == colocated_.end() ||
+      !hand_over_serving(released, [] { return true; }))
+    wait_word_ge(&release, e);
 }
 
-void Runtime::Impl::node_gather(const GroupNodes& gn, uint32_t e, uint64_t off) {
+void Runtime::Impl::node_gather(const GroupNodes& gn, uint32_t e, uint64_t off, bool hand_over) {
   if (gn.local <= 1) return;
   WaitWord& arrive = reinterpret_cast<SyncState*>(meta_bytes(rank_) + off)->arrive;
   const uint32_t all = e * uint32_t(gn.local - 1);
   auto arrived = [&] { return int32_t(arrive.v.load(std::memory_order_acquire) - all) >= 0; };
-  if (!wait_handing_over(arrived, [&] { return colocated_pending(e, gn.start, gn.stride, gn.size, off); }))
+  if (!hand_over ||
+      !hand_over_serving(arrived, [&] { return colocated_pending(e, gn.start, gn.stride, gn.size, off); }))
     wait_word_ge(&arrive, all);
 }
 

@@ -287,8 +287,11 @@ struct Runtime::Impl {
   // The node's part of hierarchical sync e whose words are at `off` of each PE's metadata:
   // a member arrives at its leader and waits for the release (node_arrive); the leader
   // waits for its node's members (node_gather). runtime/remote.cpp
+  // hand_over: see remote.cpp.
   void node_arrive(const GroupNodes& gn, uint32_t e, uint64_t off, bool hand_over = true);
-  void node_gather(const GroupNodes& gn, uint32_t e, uint64_t off);
+  void node_gather(const GroupNodes& gn, uint32_t e, uint64_t off, bool hand_over = true);
+  template <class Done, class NeedsCpu>
+  bool hand_over_serving(Done done, NeedsCpu needs_cpu);
   // Cross-node form of strided_sync (runtime/remote.cpp).
   void net_sync(int start, int stride, int size, uint64_t off, uint32_t* epoch, bool data_follows = false);
 
