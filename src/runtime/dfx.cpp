@@ -100,6 +100,10 @@ void Dfx::finalize() {
   page_->state.store(uint32_t(State::kFinalized), std::memory_order_release);
 }
 
+void Dfx::finalized() {
+  for (auto& h : hooks_) h->finalized();
+}
+
 uint16_t Dfx::intern(const char* call) {
   if (!call) return 0;
   const uintptr_t key = reinterpret_cast<uintptr_t>(call);

@@ -98,6 +98,8 @@ class ToolHooks {
   virtual void named(uint64_t /*offset*/, uint32_t /*number*/, const std::string& /*describe*/) {}
   // Collective: called on every PE at the start of finalize, while communication works.
   virtual void finalize() {}
+  // Then after finalize's last barrier (every PE has called finalize()), the store still up.
+  virtual void finalized() {}
 };
 
 // A wait's description, filled in only when it goes to sleep.
@@ -132,6 +134,7 @@ class Dfx {
   // The heap is up: from now on the state lives in this PE's metadata page.
   void attach(Page* page, int pid);
   void finalize();  // collective: the tools' finalize, then the page says kFinalized
+  void finalized();  // after finalize's last barrier
 
   uint32_t tools_ = 0;  // Tool bits; 0: every hook below returns at once
   Page* page() const { return page_; }

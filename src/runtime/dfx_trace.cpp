@@ -181,58 +181,74 @@ class TraceTool final : public ToolHooks {
     if (i == n) h_->alloc_name_count.store(n + 1, std::memory_order_release);
   }
 
+  // Several hosts: PE 0 copies the rings of the others (gather) after finalize's barrier,
+  // from the PEs that said before it that they have one, once they know it wants them.
   void finalize() override {
     note_pair();
     h_->state.store(2, std::memory_order_release);
     if (rt_->supervised_) return;
-    // The PEs of each host, in the order of their first PE.
-    std::vector<std::pair<std::string, std::vector<int>>> hosts;
-    for (size_t pe = 0; pe < rt_->pe_where_.size(); ++pe) {
+    for (size_t pe = 0; pe < rt_->pe_where_.size(); ++pe) {  // the PEs of each host, by first PE
       const std::string& w = rt_->pe_where_[pe];
       const std::string host = w.substr(0, w.rfind(':'));
-      auto it = std::find_if(hosts.begin(), hosts.end(), [&](const auto& h) { return h.first == host; });
-      if (it == hosts.end()) it = hosts.insert(hosts.end(), {host, {}});
+      auto it = std::find_if(hosts_.begin(), hosts_.end(), [&](const auto& h) { return h.first == host; });
+      if (it == hosts_.end()) it = hosts_.insert(hosts_.end(), {host, {}});
       it->second.push_back(int(pe));
     }
-    std::vector<int> remote;  // the PEs of hosts other than PE 0's
-    for (size_t i = 1; i < hosts.size(); ++i) remote.insert(remote.end(), hosts[i].second.begin(), hosts[i].second.end());
-    Store* st = rt_->epoch_store_ ? rt_->epoch_store_.get() : rt_->store_.get();
-    std::vector<int> copied, missing = remote;
-    if (st && !remote.empty()) missing = gather(*st, remote, &copied);
+    for (size_t i = 1; i < hosts_.size(); ++i) remote_.insert(remote_.end(), hosts_[i].second.begin(), hosts_[i].second.end());
+    store_ = rt_->epoch_store_ ? rt_->epoch_store_.get() : rt_->store_.get();
+    if (!store_ || remote_.empty()) return;
+    const int me = rt_->rank_;
+    if (me == 0 || std::find(remote_.begin(), remote_.end(), me) != remote_.end())
+      if (!store_->set(gather_key(me == 0 ? "wants" : "has/" + std::to_string(me)), "1").ok()) store_ = nullptr;
+  }
+
+  void finalized() override {
+    if (rt_->supervised_) return;
+    std::vector<int> copied, untraced, missing = remote_;
+    if (store_ && !remote_.empty()) missing = gather(*store_, &copied, &untraced);
     if (rt_->rank_ != 0) return;
     const std::string prefix = trace::ring_prefix(rt_->env_.job_id), job = rt_->env_.job_id;
+    const std::string none = untraced.empty() ? "" : "; " + pes_text(untraced) + " traced nothing";
     if (missing.empty()) {
-      const std::string from = copied.empty() ? "" : " (" + pes_text(copied) + " copied here from their hosts)";
+      std::string from = copied.empty() ? "" : " (" + pes_text(copied) + " copied here from their hosts)";
+      from += none;
       log_pe(LogLevel::kWarn, rt_->rank_, "SYMMEM_TRACE: the rings are /dev/shm/%s*%s; merge them into %s with: symmem-trace merge %s",
              prefix.c_str(), from.c_str(), h_->out_path, job.c_str());
       return;
     }
     std::string where;
-    for (const auto& [host, pes] : hosts) where += (where.empty() ? "" : ", ") + host + " (" + pes_text(pes) + ")";
+    for (const auto& [host, pes] : hosts_) where += (where.empty() ? "" : ", ") + host + " (" + pes_text(pes) + ")";
     log_pe(LogLevel::kWarn, rt_->rank_,
-           "SYMMEM_TRACE: the rings are /dev/shm/%s* on each host: %s; %s could not be copied here; copy the rings "
-           "into one directory DIR and merge them there with: symmem-trace merge --dir DIR %s",
-           prefix.c_str(), where.c_str(), pes_text(missing).c_str(), job.c_str());
+           "SYMMEM_TRACE: the rings are /dev/shm/%s* on each host: %s%s; %s could not be copied here; copy the "
+           "rings into one directory DIR and merge them there with: symmem-trace merge --dir DIR %s",
+           prefix.c_str(), where.c_str(), none.c_str(), pes_text(missing).c_str(), job.c_str());
   }
 
  private:
-  // Several hosts: PE 0 takes the rings it cannot see in its own /dev/shm from their PEs
-  // through the bootstrap store, one PE at a time (the store holds one ring at most), and
-  // writes them there under their own names, so that one merge on its host shows the whole
-  // job. PE 0 returns the PEs whose rings it could not get. The copy is the ring's header
-  // and its records in use; the rest of the file stays a hole (records never written).
-  std::vector<int> gather(Store& st, const std::vector<int>& remote, std::vector<int>* copied) {
-    // A PE waits for PE 0's word as long as a barrier would (a failing job ends it anyway);
-    // PE 0 waits for a ring it asked for a bounded time.
-    constexpr double kGoWaitS = 7 * 24 * 3600.0, kRingWaitS = 300;
+  std::string gather_key(const std::string& what) const { return "dfx/trace/" + rt_->env_.job_id + "/" + what; }
+
+  // PE 0 takes the rings it cannot see in its own /dev/shm from their PEs through the
+  // bootstrap store, one PE at a time (the store holds one ring at most), and writes them
+  // there under their own names, so that one merge on its host shows the whole job. Only
+  // between PEs that both trace: each said so before finalize's barrier, so nobody waits
+  // for a PE that will not answer. PE 0 returns the PEs whose rings it could not get (and
+  // in *untraced those that have none). The copy is the ring's header and its records in
+  // use; the rest of the file stays a hole.
+  std::vector<int> gather(Store& st, std::vector<int>* copied, std::vector<int>* untraced) {
+    // A PE waits for PE 0's word as long as PE 0 takes for the rings before its own; PE 0
+    // waits for a ring it asked for a bounded time.
+    constexpr double kGoWaitS = 24 * 3600.0, kRingWaitS = 300;
     constexpr size_t kChunk = 8u << 20;
     const std::string dir = "/dev/shm/", prefix = trace::ring_prefix(rt_->env_.job_id);
-    const std::string key = "dfx/trace/" + rt_->env_.job_id + "/";
     const int me = rt_->rank_;
     std::vector<int> missing;
+    auto present = [&](const std::string& k) {
+      Result<std::vector<bool>> r = st.check({gather_key(k)});
+      return r.ok() && !r->empty() && (*r)[0];
+    };
     if (me != 0) {
-      if (std::find(remote.begin(), remote.end(), me) == remote.end()) return missing;
-      Result<std::string> go = st.get(key + "go/" + std::to_string(me), kGoWaitS);
+      if (std::find(remote_.begin(), remote_.end(), me) == remote_.end() || !present("wants")) return missing;
+      Result<std::string> go = st.get(gather_key("go/" + std::to_string(me)), kGoWaitS);
       if (!go.ok() || *go != "send") return missing;
       const uint64_t head = h_->head.load(std::memory_order_acquire);
       const size_t used = trace::kHeaderBytes + size_t(std::min<uint64_t>(head, cap_)) * sizeof(Rec);
@@ -241,15 +257,19 @@ class TraceTool final : public ToolHooks {
       for (size_t k = 0; k < chunks; ++k) {
         const size_t off = k * kChunk, n = std::min(kChunk, used - off);
         std::string v = std::to_string(chunks) + ":" + std::string(base + off, n);
-        if (Status s = st.set(key + "ring/" + std::to_string(me) + "/" + std::to_string(k), v); !s.ok()) {
+        if (Status s = st.set(gather_key("ring/" + std::to_string(me) + "/" + std::to_string(k)), v); !s.ok()) {
           log_pe(LogLevel::kWarn, me, "SYMMEM_TRACE: sending this PE's ring to PE 0: %s", s.message().c_str());
           return missing;
         }
       }
       return missing;
     }
-    for (int pe : remote) {
-      const std::string path = dir + prefix + std::to_string(pe), go = key + "go/" + std::to_string(pe);
+    for (int pe : remote_) {
+      const std::string path = dir + prefix + std::to_string(pe), go = gather_key("go/" + std::to_string(pe));
+      if (!present("has/" + std::to_string(pe))) {  // it does not trace
+        untraced->push_back(pe);
+        continue;
+      }
       if (::access(path.c_str(), F_OK) == 0) {  // this /dev/shm is that host's too
         (void)st.set(go, "skip");
         continue;
@@ -261,7 +281,7 @@ class TraceTool final : public ToolHooks {
       int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
       bool ok = fd >= 0;
       for (size_t k = 0, chunks = 1; ok && k < chunks; ++k) {
-        const std::string ck = key + "ring/" + std::to_string(pe) + "/" + std::to_string(k);
+        const std::string ck = gather_key("ring/" + std::to_string(pe) + "/" + std::to_string(k));
         Result<std::string> v = st.get(ck, kRingWaitS);
         (void)st.erase(ck);
         const size_t colon = v.ok() ? v->find(':') : std::string::npos;
@@ -450,6 +470,9 @@ class TraceTool final : public ToolHooks {
   }
 
   Runtime::Impl* rt_;
+  std::vector<std::pair<std::string, std::vector<int>>> hosts_;  // the PEs of each host (finalize)
+  std::vector<int> remote_;                                       // those of hosts other than PE 0's
+  Store* store_ = nullptr;                                        // for the gather; null: none
   Header* h_ = nullptr;
   Rec* ring_ = nullptr;
   uint64_t cap_ = 0;

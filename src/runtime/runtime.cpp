@@ -35,6 +35,7 @@ Runtime::Impl::~Impl() {
   if (!finalized_ && heap_) {
     dfx_.finalize();
     barrier_all();
+    dfx_.finalized();
     finalized_ = true;
   }
   hang_watch_.reset();  // after the last barrier, where a hang still shows
