@@ -263,11 +263,12 @@ def shift_ring(path, host, skew):
         f.write(HDR.pack(*h))
 
 
-def start_four(prog, out, otherhost):
+def start_four(prog, out, otherhost, trace_others=True):
     """4 PEs of trace_prog as 2 nodes of 2 (torchrun's variables, UCX on loopback). PEs 2-3
     run under the host name otherhost where `otherhost` allows it (root): "uts" in a UTS
     namespace of their own, "mount" also with a /dev/shm of their own (a mount namespace),
-    so that PE 0 cannot see their rings. Returns the 4 PEs' output (PE 0's first)."""
+    so that PE 0 cannot see their rings. trace_others False: PEs 2-3 run without
+    SYMMEM_TRACE. Returns the 4 PEs' output (PE 0's first)."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
@@ -278,7 +279,10 @@ def start_four(prog, out, otherhost):
                 UCX_TLS="tcp", UCX_NET_DEVICES="lo", SYMMEM_LOG_LEVEL="warn", SYMMEM_TRACE=out + ",size=2M")
     drop_launcher(base)
     def env_of(r):
-        return dict(base, RANK=str(r), LOCAL_RANK=str(r % 2), SYMMEM_NODE_ID="emu%d" % (r // 2))
+        e = dict(base, RANK=str(r), LOCAL_RANK=str(r % 2), SYMMEM_NODE_ID="emu%d" % (r // 2))
+        if r >= 2 and not trace_others:
+            del e["SYMMEM_TRACE"]
+        return e
     cmds = [([prog, "ok"], env_of(r)) for r in range(4)]
     if otherhost == "uts":
         for r in (2, 3):
@@ -288,7 +292,7 @@ def start_four(prog, out, otherhost):
                 '{ RANK=2 LOCAL_RANK=0 "$0" ok & a=$!; RANK=3 LOCAL_RANK=1 "$0" ok & b=$!; '
                 'wait $a; ra=$?; wait $b; rb=$?; exit $((ra | rb)); }')
         cmds = cmds[:2] + [(["unshare", "--uts", "--mount", "--propagation", "private", "sh", "-c", both, prog],
-                            dict(base, SYMMEM_NODE_ID="emu1"))]
+                            dict(env_of(2), SYMMEM_NODE_ID="emu1"))]
     procs = [subprocess.Popen(c, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               start_new_session=True) for c, e in cmds]
     texts = []
@@ -353,6 +357,17 @@ def gather(tool, prog, tmp):
         if len(rings) != 4:
             fail("%d rings of job %s in PE 0's /dev/shm, want 4" % (len(rings), job))
         merge_hosts(tool, [], out, job, 0)
+    finally:
+        for f in rings_of(job):
+            os.unlink(os.path.join("/dev/shm", f))
+    # PEs 2-3 without SYMMEM_TRACE: nobody waits for rings that do not exist.
+    texts = start_four(prog, out, "mount", trace_others=False)
+    job = job_from_hint(texts[0])
+    try:
+        if not re.search(r"trace-pe\*; PEs 2, 3 traced nothing; merge them into", texts[0]):
+            fail("PE 0's hint does not say PEs 2-3 traced nothing")
+        if len(rings_of(job)) != 2:
+            fail("%d rings of job %s in PE 0's /dev/shm, want 2" % (len(rings_of(job)), job))
     finally:
         for f in rings_of(job):
             os.unlink(os.path.join("/dev/shm", f))
