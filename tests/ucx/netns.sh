@@ -66,7 +66,11 @@ if [ -n "${NETNS_EXPECT:-}" ]; then
   matched=0; grep -Eq -- "$NETNS_EXPECT" "$out" && matched=1
   rm -f "$out"
   left=$(ls /dev/shm | grep -c -- "$tag")
-  [ $rc != 0 ] || { echo "netns: expected the job to fail"; exit 1; }
+  if [ $rc = 0 ]; then  # what the namespaces looked like, for the next reader
+    echo "netns: expected the job to fail (k=$k port=$port)"
+    ip -n "$a" -br addr; ip -n "$a" route; ip -n "$a" neigh; ip -n "$b" -br addr
+    exit 1
+  fi
   [ $matched = 1 ] || { echo "netns: output does not match /$NETNS_EXPECT/"; exit 1; }
   [ "$left" = 0 ] || { echo "netns: $left file(s) of the job left in /dev/shm"; exit 1; }
   echo "netns: failed as expected"
