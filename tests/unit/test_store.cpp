@@ -540,32 +540,44 @@ TEST_F(StoreTest, TimeoutsNameExactlyTheAbsentPes) {
 // connects on its own. The children's verdict is their exit code.
 TEST_F(StoreTest, ForkedProcessesAllgatherAndBarrier) {
   constexpr int kN = 5;
+  // A fork of a sanitized process copies its shadow mappings: seconds on a loaded machine
+  // under TSan (a child once missed a 5 s allgather), so the waits allow 30 s.
+  constexpr double kWait = 30;
   std::vector<pid_t> kids;
+  struct Reaper {  // an early return (a failed ASSERT) leaves no child behind
+    std::vector<pid_t>* kids;
+    ~Reaper() {
+      for (pid_t pid : *kids)
+        if (::kill(pid, 0) == 0) ::kill(pid, SIGKILL), ::waitpid(pid, nullptr, 0);
+    }
+  } reaper{&kids};
   for (int r = 1; r < kN; ++r) {
     pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
+      ::alarm(120);  // never outlive the test
       int code = 0;
-      auto c = TcpStoreClient::connect(addr_, kSec, r, 5);
+      auto c = TcpStoreClient::connect(addr_, kSec, r, kWait);
       if (!c.ok()) _exit(10);
-      auto all = store_allgather(**c, "fork/ag", r, kN, "pid" + std::to_string(getpid()), 5);
+      auto all = store_allgather(**c, "fork/ag", r, kN, "pid" + std::to_string(getpid()), kWait);
       if (!all.ok() || all->size() != size_t(kN) || (*all)[r] != "pid" + std::to_string(getpid())) code = 11;
-      if (code == 0 && !store_barrier(**c, "fork/bar", r, kN, 5).ok()) code = 12;
+      if (code == 0 && !store_barrier(**c, "fork/bar", r, kN, kWait).ok()) code = 12;
       _exit(code);
     }
     kids.push_back(pid);
   }
   auto c = client(0);
   ASSERT_TRUE(c);
-  auto all = store_allgather(*c, "fork/ag", 0, kN, "pid" + std::to_string(getpid()), 5);
+  auto all = store_allgather(*c, "fork/ag", 0, kN, "pid" + std::to_string(getpid()), kWait);
   ASSERT_TRUE(all.ok()) << all.status().to_string();
   for (int r = 1; r < kN; ++r) EXPECT_EQ((*all)[r], "pid" + std::to_string(kids[r - 1]));
-  EXPECT_TRUE(store_barrier(*c, "fork/bar", 0, kN, 5).ok());
+  EXPECT_TRUE(store_barrier(*c, "fork/bar", 0, kN, kWait).ok());
   for (pid_t pid : kids) {
     int ws = 0;
     ASSERT_EQ(::waitpid(pid, &ws, 0), pid);
     EXPECT_TRUE(WIFEXITED(ws) && WEXITSTATUS(ws) == 0) << "child exit status " << ws;
   }
+  kids.clear();
 }
 
 TEST_F(StoreTest, KilledPeIsNamedByTheOthers) {
