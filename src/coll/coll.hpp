@@ -67,6 +67,9 @@ class Group {
   // dests (coll_net.cpp push), and the parts owed to this PE so far; nullptr: none.
   virtual WaitWord* push_word(int /*i*/) const { return nullptr; }
   virtual uint32_t* push_owed() { return nullptr; }
+  // Across nodes: member i's chunk words of large reductions (TeamSlot::chain_in / out);
+  // nullptr: none.
+  virtual WaitWord* chain_word(int /*i*/, bool /*out*/) const { return nullptr; }
   // A 64-bit word per member for collect's sizes: written by its owner before the next
   // sync, read by the others after it.
   virtual uint64_t* size_word(int i, unsigned parity) const = 0;
@@ -109,6 +112,10 @@ class TeamGroup final : public Group {
   }
   WaitWord* push_word(int i) const override { return &t_->slot_of(world_pe(i))->push_arrived; }
   uint32_t* push_owed() override { return &t_->push_owed; }
+  WaitWord* chain_word(int i, bool out) const override {
+    TeamSlot* s = t_->slot_of(world_pe(i));
+    return out ? &s->chain_out : &s->chain_in;
+  }
   uint32_t* mailbox_seen() override {
     if (t_->bcast_seen.size() != size_t(t_->size)) t_->bcast_seen.assign(size_t(t_->size), 0);
     return t_->bcast_seen.data();

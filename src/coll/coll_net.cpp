@@ -496,6 +496,22 @@ bool alltoall_in_sync(Group& g, void* dest, const void* src, size_t block) {
   });
 }
 
+// Whether each node holds a run of consecutive members; then node k's members are
+// (*first)[k] .. (*first)[k+1]-1, nodes in member order (first has nodes + 1 entries).
+static bool node_runs(Group& g, std::vector<int>* first) {
+  Runtime::Impl* rt = g.rt();
+  const Runtime::Impl::GroupNodes& gn = rt->group_nodes(g.start(), g.stride(), g.size());
+  const size_t nodes = gn.leaders.size();
+  first->assign(nodes + 1, g.size());
+  for (size_t k = 0; k < nodes; ++k) (*first)[k] = g.index_of(gn.leaders[k]);
+  for (size_t k = 0; k + 1 < nodes; ++k)
+    if ((*first)[k + 1] <= (*first)[k]) return false;
+  for (size_t k = 0; k < nodes; ++k)
+    for (int i = (*first)[k]; i < (*first)[k + 1]; ++i)
+      if (rt->node_index_[size_t(g.world_pe(i))] != rt->node_index_[size_t(gn.leaders[k])]) return false;
+  return true;
+}
+
 // Large reductions where each node holds a run of consecutive members (the usual block
 // layout): a chain over the nodes in member order. The first node's leader folds its
 // node's operands (shared memory) into its dest; each next node's leader fetches that
@@ -510,14 +526,8 @@ static bool reduce_chain(Group& g, void* dest, const void* src, size_t n, size_t
   const size_t bytes = n * es;
   const Runtime::Impl::GroupNodes& gn = rt->group_nodes(g.start(), g.stride(), g.size());
   const size_t nodes = gn.leaders.size();
-  // Node k's members must be first[k] .. first[k+1]-1 (first[k]: its lowest member).
-  std::vector<int> first(nodes + 1, g.size());
-  for (size_t k = 0; k < nodes; ++k) first[k] = g.index_of(gn.leaders[k]);
-  for (size_t k = 0; k + 1 < nodes; ++k)
-    if (first[k + 1] <= first[k]) return false;
-  for (size_t k = 0; k < nodes; ++k)
-    for (int i = first[k]; i < first[k + 1]; ++i)
-      if (rt->node_index_[size_t(g.world_pe(i))] != rt->node_index_[size_t(gn.leaders[k])]) return false;
+  std::vector<int> first;
+  if (!node_runs(g, &first)) return false;
   const size_t mine = size_t(gn.my_leader);
   const bool lead = g.me() == first[mine];
   std::vector<char> all;
@@ -549,6 +559,116 @@ static bool reduce_chain(Group& g, void* dest, const void* src, size_t n, size_t
   g.sync();  // every leader's dest holds the result
   if (!lead) pull(g, dest, dest, bytes, first[mine]);
   g.sync();  // nobody still reads a leader's dest (its owner may write it on return)
+  return true;
+}
+
+// Chunks of at least 32 KiB (at most 32 a slice: bits of a word). Each deposit costs CPU
+// at both ends; on 2 nodes x 2 PEs over TCP (2 cores), 1 MiB sum: 4 KiB chunks 1.2-1.4 ms,
+// 32 KiB 0.88-1.16, 64 KiB 1.19-1.37; 64 KiB sum: 4 KiB 181-299 us, 32 KiB 76-106.
+constexpr size_t kChainChunkMin = 32 << 10;
+constexpr size_t kSlicesBytes = 8 << 10, kSlicesAloneBytes = 256 << 10;  // reduce() chooses
+
+// Large reductions where the nodes hold equal runs of L consecutive members (the usual
+// block layout), hierarchical and pipelined. The vector is cut into L slices; member j of
+// every node (its j-th) handles slice j, so a node's members share the folding and the
+// network. Slice j runs along the nodes in member order: node 0's member j folds its node's
+// operands (shared memory) in member order; each next node's member j receives that prefix
+// chunk by chunk (deposits into its dest, bit c of its chain_in per chunk) and folds its own
+// node's operands on top of each chunk as it comes, while the previous node still sends the
+// next. The last node's member j deposits each result chunk into the other nodes' members j
+// (chain_out), and every member j copies slice j into its node mates' dests (shared memory,
+// counted on push_arrived). The additions are the member-order fold's, bit for bit. One
+// sync; each slice crosses the network N-1 times along the chain and N-1 times back, split
+// over the node's members. Nobody reads another member's buffers once its last chunk went:
+// no closing sync. Returns false for other layouts, groups without the words, or a dest
+// that overlaps the source without being it.
+static bool reduce_slices(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
+  Runtime::Impl* rt = g.rt();
+  const int me = g.me();
+  WaitWord* in = g.chain_word(me, false);
+  WaitWord* out = g.chain_word(me, true);
+  uint32_t* total = g.push_owed();
+  const Runtime::Impl::GroupNodes& gn = rt->group_nodes(g.start(), g.stride(), g.size());
+  std::vector<int> first;
+  if (in == nullptr || total == nullptr || !gn.routes_follow_nodes || !node_runs(g, &first)) return false;
+  const int nodes = int(gn.leaders.size()), L = first[1] - first[0];
+  for (int k = 1; k < nodes; ++k)
+    if (first[size_t(k) + 1] - first[size_t(k)] != L) return false;
+  const size_t bytes = n * es;
+  if (src != dest && cp(src) < cp(dest) + bytes && cp(dest) < cp(src) + bytes) return false;
+  const int node = gn.my_leader, j = me - first[size_t(node)];
+  auto member = [&](int k, int pos) { return first[size_t(k)] + pos; };
+  const size_t base = n / size_t(L), extra = n % size_t(L);
+  auto len = [&](int s) { return base + (size_t(s) < extra ? 1 : 0); };  // elements of slice s
+  auto off = [&](int s) { return size_t(s) * base + std::min(size_t(s), extra); };
+  auto chunk = [&](int s) {  // elements per chunk of slice s
+    const size_t min = std::max<size_t>(1, kChainChunkMin / es);
+    return std::max(min, (len(s) + 31) / 32);
+  };
+  auto chunks = [&](int s) { return int((len(s) + chunk(s) - 1) / chunk(s)); };
+  // The prefix lands on this member's dest slice: in place, its own operand goes aside first.
+  std::vector<char> own;
+  if (src == dest && node > 0) own.assign(cp(src) + off(j) * es, cp(src) + (off(j) + len(j)) * es);
+  uint32_t owed = 0;  // the mates' slices' chunks, copied into this dest
+  for (int s = 0; s < L; ++s)
+    if (s != j) owed += uint32_t(chunks(s));
+  *total += owed;
+  const uint32_t want = *total;
+
+  g.sync();  // every source is ready and every dest free
+  const ReduceKernels& kern = fn->isa[rt->reduce_isa_];
+  char* d = mp(dest) + off(j) * es;
+  const size_t ce = chunk(j);
+  const int nc = chunks(j);
+  auto span = [&](int c) { return std::min(ce, len(j) - size_t(c) * ce); };
+  auto operand = [&](int i, int c) {  // member i's (this node's) operand, chunk c of slice j
+    if (i == me && !own.empty()) return cp(own.data()) + size_t(c) * ce * es;
+    return (i == me ? cp(src) : g.at(cp(src), i)) + (off(j) + size_t(c) * ce) * es;
+  };
+  auto bit = [](WaitWord* w, int c) {
+    return [w, c] { return (w->v.load(std::memory_order_acquire) >> c & 1u) != 0; };
+  };
+  auto deposit = [&](int to, int c, bool result) {  // chunk c of my dest slice into member `to`'s
+    const UcxSeg seg{g.at(d, to) + size_t(c) * ce * es, d + size_t(c) * ce * es, span(c) * es};
+    rt->ucx_->deposit(&seg, 1, &g.chain_word(to, result)->v, 1u << c, g.world_pe(to));
+  };
+  auto to_mates = [&](int c) {
+    for (int pos = 0; pos < L; ++pos) {
+      const int i = member(node, pos);
+      if (i == me) continue;
+      std::memcpy(g.at(d, i) + size_t(c) * ce * es, d + size_t(c) * ce * es, span(c) * es);
+      Runtime::Impl::add_word(g.push_word(i), 1);
+    }
+  };
+  const int lo = first[size_t(node)], hi = first[size_t(node) + 1];
+  for (int c = 0; c < nc; ++c) {
+    char* dc = d + size_t(c) * ce * es;
+    if (node == 0) {
+      if (L == 1) move_local(dc, operand(lo, c), span(c) * es);
+      else kern.combine(dc, operand(lo, c), operand(lo + 1, c), span(c));
+      for (int i = lo + 2; i < hi; ++i) kern.acc(dc, operand(i, c), span(c));
+    } else {
+      rt->net_wait(bit(in, c), g.world_pe(member(node - 1, j)), "collective");
+      for (int i = lo; i < hi; ++i) kern.acc(dc, operand(i, c), span(c));
+    }
+    if (node + 1 < nodes) {
+      deposit(member(node + 1, j), c, false);
+    } else {
+      for (int k = 0; k + 1 < nodes; ++k) deposit(member(k, j), c, true);
+      to_mates(c);
+    }
+  }
+  if (node + 1 < nodes) {
+    for (int c = 0; c < nc; ++c) {
+      rt->net_wait(bit(out, c), g.world_pe(member(nodes - 1, j)), "collective");
+      to_mates(c);
+    }
+  }
+  WaitWord* mine = g.push_word(me);
+  rt->net_wait([&] { return int32_t(mine->v.load(std::memory_order_acquire) - want) >= 0; },
+               g.world_pe(member(node, (j + 1) % L)), "collective");
+  in->v.store(0, std::memory_order_relaxed);  // the next reduction's chunks come after its sync
+  out->v.store(0, std::memory_order_relaxed);
   return true;
 }
 
@@ -594,6 +714,15 @@ static bool reduce_push(Group& g, void* dest, const void* src, size_t n, size_t 
 
 void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
   if (n == 0) return;
+  const int size = g.size();
+  const size_t bytes = n * es;
+  // Hierarchical and pipelined (reduce_slices) where the nodes hold equal runs: from 8 KiB
+  // where a node holds several members (2 x 2, 4 KiB: 36-53 us, one sync's pieces 25-33;
+  // 8 KiB: 37-56 vs 46-66; 3 x 2, 8 KiB: 122-132 vs 377-553); with one member per node its
+  // two serial transfers beat every member pulling from 256 KiB (2 x 1: 162-197 us vs
+  // 243-364; 1 MiB 727-755 vs 1154-1213).
+  const bool shared = nodes_shared(g);
+  if (bytes >= (shared ? kSlicesBytes : kSlicesAloneBytes) && reduce_slices(g, dest, src, n, es, fn)) return;
   if (n * es * size_t(g.size()) <= g.scratch_bytes() * kInSyncPieces) {
     const size_t per = g.scratch_bytes() / size_t(g.size()) / es;  // elements per piece
     if (per > 0 && reduce_in_sync(g, dest, src, std::min(per, n), es, fn)) {  // false for none or for all
@@ -602,15 +731,9 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
       return;
     }
   }
-  const int size = g.size();
-  const size_t bytes = n * es;
-  // The chain saves bytes only where a node holds several members; with one member per
-  // node its two serial transfers cost more than every member pulling at once (1 MiB sum,
-  // 2 nodes x 1 PE over TCP: 668 us chained, OSHMEM 296).
-  const bool shared = nodes_shared(g);
   if ((bytes < kHierBytes || !shared) && bytes / size_t(size) <= kPushMaxPart && reduce_push(g, dest, src, n, es, fn))
     return;
-  if (bytes >= kHierBytes && shared && reduce_chain(g, dest, src, n, es, fn)) return;
+  if (bytes >= kHierBytes && shared && reduce_chain(g, dest, src, n, es, fn)) return;  // uneven nodes
   // Every member pulls every operand.
   std::vector<char> all(bytes * size_t(size)), out(bytes);
   g.sync();

@@ -24,6 +24,8 @@ void reset_slot(TeamSlot* s) {
   for (auto& w : s->bcast_ready) w.v.store(0, std::memory_order_relaxed);
   s->bcast_done.v.store(0, std::memory_order_relaxed);
   s->push_arrived.v.store(0, std::memory_order_relaxed);
+  s->chain_in.v.store(0, std::memory_order_relaxed);
+  s->chain_out.v.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace

@@ -59,6 +59,10 @@ struct TeamSlot {
   // Across nodes, the middle-sized collectives that push into the members' dests
   // (coll_net.cpp push): one per part that arrived here, on the node or over UCX.
   WaitWord push_arrived;
+  // Across nodes, large reductions (coll_net.cpp reduce_slices): bit c set once chunk c of
+  // this PE's slice arrived, the previous node's prefix (chain_in) or the result
+  // (chain_out); this PE clears them when the reduction ends.
+  WaitWord chain_in, chain_out;
   alignas(64) char bcast_box[kBcastBoxes][kBcastBoxBytes];
 };
 

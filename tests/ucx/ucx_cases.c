@@ -18,6 +18,11 @@
  *             middle and over 64 KiB sizes, a middle sum (in place too) and a 64 KiB sum on the same teams: every byte where the standard
  *             puts it; each PE overwrites its dest as soon as the call returns (a member
  *             still copying from another's dest would see it).
+ *  big-reduce large sums (64 KiB .. 1 MiB: hierarchical, pipelined in chunks where the
+ *             nodes hold equal runs of members, else the chain) on the world, a team of
+ *             every node's first member and a team of uneven nodes: long sums out of place
+ *             and in place, float sums the member-order bits, an element count that does
+ *             not split evenly; dest overwritten on return.
  *  bcast      back-to-back small broadcasts (1 B .. 8 KiB, every root, roots in turn and
  *             one root many times in a row past the mailbox ring) on the world and on
  *             subset and strided teams; every PE overwrites its dest and its source as soon
@@ -327,6 +332,70 @@ static int data_coll_case(void) {
   return failures;
 }
 
+/* Float j of member q's operand: large and small magnitudes (the sum depends on the order). */
+static float fval(int q, size_t j, int rep) {
+  return (q % 2 ? 1e7f : 1.0f) * (float)(1 + ((q * 31 + (int)(j % 1000) * 17 + rep) % 13)) / 3.0f;
+}
+
+static void big_on(shmem_team_t team, long* ls, long* ld, int rep) {
+  static const size_t counts[] = {8193, 40001, 131072}; /* longs or floats: 64 KiB+, odd, 1 MiB */
+  if (team == SHMEM_TEAM_INVALID) return;
+  const int m = shmem_team_my_pe(team), tn = shmem_team_n_pes(team);
+  for (size_t s = 0; s < sizeof counts / sizeof counts[0]; ++s) {
+    const size_t k = counts[s];
+    for (int in_place = 0; in_place < 2; ++in_place) {
+      for (size_t j = 0; j < k; ++j) ls[j] = (long)(m * 131 + (int)(j % 100000) + rep);
+      long* d = in_place ? ls : ld;
+      CHECK(shmem_long_sum_reduce(team, d, ls, k) == 0, "sum_reduce failed");
+      long* c = (long*)take((unsigned char*)d, k * sizeof(long));
+      size_t bad = 0;
+      for (size_t j = 0; j < k; ++j)
+        bad += c[j] != (long)(131 * tn * (tn - 1) / 2) + (long)tn * (long)((int)(j % 100000) + rep);
+      CHECK(bad == 0, "team of %d, member %d: sum of %zu longs (in place %d): %zu wrong", tn, m, k, in_place, bad);
+      free(c);
+    }
+    float* fs = (float*)ls;
+    for (int in_place = 0; in_place < 2; ++in_place) {
+      for (size_t j = 0; j < k; ++j) fs[j] = fval(m, j, rep);
+      float* d = in_place ? fs : (float*)ld;
+      CHECK(shmem_float_sum_reduce(team, d, fs, k) == 0, "float sum_reduce failed");
+      float* fc = (float*)take((unsigned char*)d, k * sizeof(float));
+      size_t bad = 0;
+      for (size_t j = 0; j < k; ++j) {
+        float want = 0;
+        for (int q = 0; q < tn; ++q) want = q == 0 ? fval(q, j, rep) : want + fval(q, j, rep);
+        bad += memcmp(&fc[j], &want, sizeof want) != 0;
+      }
+      CHECK(bad == 0, "team of %d, member %d: float sum of %zu (in place %d): %zu not the member-order sum", tn, m, k,
+            in_place, bad);
+      free(fc);
+    }
+  }
+  shmem_team_sync(team);
+}
+
+static int big_reduce_case(void) {
+  const int n = shmem_n_pes();
+  long* ls = shmem_malloc(131072 * sizeof(long));
+  long* ld = shmem_malloc(131072 * sizeof(long));
+  shmem_team_t tail = SHMEM_TEAM_INVALID, pairs = SHMEM_TEAM_INVALID;
+  /* 1..n-1: node 0 holds one member fewer (uneven: the chain); PEs 0, 2, 4, ...: one
+   * member per node where nodes hold 2 */
+  if (n >= 3) shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 1, n - 1, NULL, 0, &tail);
+  if (n >= 4) shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, n / 2, NULL, 0, &pairs);
+  for (int rep = 0; rep < 2; ++rep) {
+    big_on(SHMEM_TEAM_WORLD, ls, ld, rep);
+    big_on(tail, ls, ld, rep);
+    big_on(pairs, ls, ld, rep);
+  }
+  if (tail != SHMEM_TEAM_INVALID) shmem_team_destroy(tail);
+  if (pairs != SHMEM_TEAM_INVALID) shmem_team_destroy(pairs);
+  shmem_free(ld);
+  shmem_free(ls);
+  shmem_barrier_all();
+  return failures;
+}
+
 /* Byte j of the c-th broadcast's data. */
 static unsigned char bpat(int c, size_t j) { return (unsigned char)(c * 29 + j * 11 + (j >> 7) + 1); }
 
@@ -427,10 +496,11 @@ int main(int argc, char** argv) {
   shmem_init();
   const int me = shmem_my_pe(), n = shmem_n_pes();
   if (strcmp(c, "progress") == 0 || strcmp(c, "team-reduce") == 0 || strcmp(c, "data-coll") == 0 ||
-      strcmp(c, "bcast") == 0 || strcmp(c, "bcast-ahead") == 0) {
+      strcmp(c, "big-reduce") == 0 || strcmp(c, "bcast") == 0 || strcmp(c, "bcast-ahead") == 0) {
     int f = c[0] == 'p'                        ? progress_case()
             : c[0] == 't'                      ? team_reduce_case()
             : c[0] == 'd'                      ? data_coll_case()
+            : strcmp(c, "big-reduce") == 0     ? big_reduce_case()
             : strcmp(c, "bcast") == 0          ? bcast_case()
                                                : bcast_ahead_case();
     shmem_finalize();
