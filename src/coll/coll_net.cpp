@@ -672,6 +672,44 @@ static bool reduce_slices(Group& g, void* dest, const void* src, size_t n, size_
   return true;
 }
 
+// Reductions of two members (on two nodes): each deposits its whole operand into the
+// other's dest in chunks (a bit per chunk on the receiver's chain_in) and folds the
+// two in member order as the chunks arrive: one sync and one transfer each way at once,
+// the same bits on both. In place, the operand is copied aside first (the other's lands
+// on it). Returns false for other groups or a dest that overlaps the source without
+// being it.
+static bool reduce_pair(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
+  Runtime::Impl* rt = g.rt();
+  const int me = g.me(), other = 1 - me;
+  WaitWord* in = g.chain_word(me, false);
+  const size_t bytes = n * es;
+  if (g.size() != 2 || in == nullptr || !rt->off_node(g.world_pe(other))) return false;
+  if (src != dest && cp(src) < cp(dest) + bytes && cp(dest) < cp(src) + bytes) return false;
+  const size_t ce = std::max(std::max<size_t>(1, kChainChunkMin / es), (n + 31) / 32);
+  const int nc = int((n + ce - 1) / ce);
+  auto span = [&](int c) { return std::min(ce, n - size_t(c) * ce); };
+  std::vector<char> own;
+  if (src == dest) own.assign(cp(src), cp(src) + bytes);
+  const char* mine = own.empty() ? cp(src) : own.data();
+  g.sync();  // the other's dest is free
+  char* theirs = g.at(mp(dest), other);
+  for (int c = 0; c < nc; ++c) {
+    const UcxSeg seg{theirs + size_t(c) * ce * es, mine + size_t(c) * ce * es, span(c) * es};
+    rt->ucx_->deposit(&seg, 1, &g.chain_word(other, false)->v, 1u << c, g.world_pe(other));
+  }
+  const ReduceKernels& kern = fn->isa[rt->reduce_isa_];
+  for (int c = 0; c < nc; ++c) {
+    rt->net_wait([&] { return (in->v.load(std::memory_order_acquire) >> c & 1u) != 0; }, g.world_pe(other),
+                 "collective");
+    char* d = mp(dest) + size_t(c) * ce * es;  // holds the other's chunk
+    const char* m = mine + size_t(c) * ce * es;
+    if (me == 0) kern.combine(d, m, d, span(c));
+    else kern.combine(d, d, m, span(c));
+  }
+  in->v.store(0, std::memory_order_relaxed);  // the next reduction's chunks come after its sync
+  return true;
+}
+
 // Middle-sized reductions pushed (push above): a reduce-scatter, then an allgather, each
 // a sync and one message per pair. Member j owns slice j of the vector (s_j elements at o_j);
 // every other member pushes its operand's slice j into j's dest, which holds the n-1 of
@@ -721,6 +759,11 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
   // 8 KiB: 37-56 vs 46-66; 3 x 2, 8 KiB: 122-132 vs 377-553); with one member per node its
   // two serial transfers beat every member pulling from 256 KiB (2 x 1: 162-197 us vs
   // 243-364; 1 MiB 727-755 vs 1154-1213).
+  // Two members: past one sync's scratch, each sends its operand to the other (2 x 1 over
+  // TCP, 64 KiB: 44-47 us vs 55-65 pushed as slices; 8 KiB 16-28 vs one sync's pieces
+  // 21-23; 256 KiB and 1 MiB even with the chain, 160-188 and 657-995 vs 170-185 and
+  // 715-784).
+  if (size == 2 && bytes * 2 > g.scratch_bytes() && reduce_pair(g, dest, src, n, es, fn)) return;
   const bool shared = nodes_shared(g);
   if (bytes >= (shared ? kSlicesBytes : kSlicesAloneBytes) && reduce_slices(g, dest, src, n, es, fn)) return;
   if (n * es * size_t(g.size()) <= g.scratch_bytes() * kInSyncPieces) {
