@@ -208,7 +208,8 @@ size_t Team::collect_bytes(void* dest, size_t dest_n, const void* src, size_t n,
     const uint64_t mine[2] = {n, dest_n};
     std::memcpy(g.scratch(s_->me, par), mine, sizeof(mine));
     g.sync();
-    for (int i = 0; i < size; ++i) std::memcpy(&counts[size_t(i) * 2], g.scratch(i, par), sizeof(mine));
+    for (int i = 0; i < size; ++i)  // a load on the node, a get from another node
+      r->rget(&counts[size_t(i) * 2], g.scratch(i, par), sizeof(mine), g.world_pe(i));
   }
   size_t total = 0;
   for (int i = 0; i < size; ++i) total += counts[size_t(i) * 2];

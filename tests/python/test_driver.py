@@ -58,9 +58,11 @@ def symmem_run(n, prog, *args, timeout=120, **kw):
                timeout=timeout, **kw)
 
 
-@pytest.mark.parametrize("n", [2, 4])
-def test_api_under_symmem_run(n):
-    rc, out = symmem_run(n, "api.py", timeout=180)
+@pytest.mark.parametrize("n,nodes", [(2, 1), (4, 1), (4, 2)])
+def test_api_under_symmem_run(n, nodes):
+    extra = {"UCX_TLS": "tcp", "UCX_NET_DEVICES": "lo"} if nodes > 1 else {}
+    rc, out = run([SYMMEM_RUN, "--emulate-nodes", str(nodes), "-n", str(n), "--timeout", "170", PY,
+                   os.path.join(PROGS, "api.py")], timeout=180, **extra)
     assert rc == 0, out
     assert out.count("api ok") == n, out
 

@@ -1,4 +1,5 @@
-"""Every call of the API on n PEs (run by test_driver.py under symmem-run -n 2 and -n 4).
+"""Every call of the API on n PEs (run by test_driver.py under symmem-run -n 2 and -n 4, and
+on 2 emulated nodes of 2 over UCX).
 Each check compares with a result computed here from what every PE put in."""
 import sys
 import warnings
@@ -60,16 +61,29 @@ sm.iget(back, st, right, dst_stride=1, src_stride=4)
 check(np.array_equal(back, np.arange(5) + 10 * me), "iget")
 sm.fence()
 
-# ---- peer views (one node)
-pv = sm.peer(a, right, readonly=True)
-check(np.array_equal(pv[:8], np.arange(8.0) + 100 * me) and not pv.flags.writeable, "peer readonly")
-pw = sm.peer(a, right)
+# ---- peer views: the PEs of this node by load/store; another node's raise (use get/put)
+S = sm.TEAM_SHARED
+near = W.translate_pe(right, S) >= 0
+if near:
+    pv = sm.peer(a, right, readonly=True)
+    check(np.array_equal(pv[:8], np.arange(8.0) + 100 * me) and not pv.flags.writeable, "peer readonly")
+    del pv
+else:
+    try:
+        sm.peer(a, right)
+        check(False, "a peer view of PE %d on another node must raise" % right)
+    except sm.InvalidArgument as e:
+        check("another node" in str(e), "peer view across nodes: %s" % e)
+pw = sm.peer(a, right) if near else None
 sm.barrier_all()
-pw[63] = 1000 + me
+if near:
+    pw[63] = 1000 + me
+else:
+    sm.p(a, 1000.0 + me, right, index=63)
 sm.barrier_all()
 check(a[63] == 1000 + left, "peer writable")
-check(len(sm.peers(a)) == n, "peers")
-del pv, pw
+check(len(sm.peers(a, team=S)) == S.n_pes, "peers of this node")
+del pw
 
 # ---- atomics on every type they take
 cnt = sm.zeros(4, dtype=np.int64)
@@ -162,7 +176,7 @@ sm.barrier_all()
 check(np.array_equal(a[:4], np.ones(4)), "ctx put")
 
 # ---- teams and collectives
-check(W.my_pe == me and W.n_pes == n and sm.TEAM_SHARED.n_pes == n, "world/shared")
+check(W.my_pe == me and W.n_pes == n and n % S.n_pes == 0 and S.translate_pe(S.my_pe, W) == me, "world/shared")
 ev = W.split_strided(0, 2, (n + 1) // 2)
 check((ev is None) == (me % 2 == 1), "split_strided membership")
 if ev is not None:
