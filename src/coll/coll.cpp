@@ -228,7 +228,9 @@ void collect(Group& g, void* dest, const void* src, size_t bytes, const char* ca
   const size_t sb = staged_max(g);
   auto staged = [&](uint64_t b) { return sb > 0 && b <= sb; };
   unsigned par = g.next_parity();
-  __atomic_store_n(g.size_word(me, par), uint64_t(bytes), __ATOMIC_RELAXED);
+  uint64_t* w = g.size_word(me, par);
+  __atomic_store_n(w, uint64_t(bytes), __ATOMIC_RELAXED);
+  __atomic_store_n(w + 1, g.rt()->sym_canonical(src), __ATOMIC_RELAXED);
   if (staged(bytes) && bytes) std::memcpy(g.scratch(me, par), src, bytes);
   g.sync();
   bool any_direct = false;
@@ -237,6 +239,9 @@ void collect(Group& g, void* dest, const void* src, size_t bytes, const char* ca
     uint64_t b = __atomic_load_n(g.size_word(i, par), __ATOMIC_RELAXED);
     any_direct |= !staged(b);
     total += b;
+    // A member that contributes nothing may pass NULL: the source of one that contributes.
+    const uint64_t s = __atomic_load_n(g.size_word(i, par) + 1, __ATOMIC_RELAXED);
+    if (src == nullptr && b && s) src = g.rt()->sym_copy(s, g.rt()->rank_);
   }
   if (total) (void)g.rt()->translate(call, dest, total, g.world_pe(me));
   size_t off = 0;

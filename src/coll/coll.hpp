@@ -70,8 +70,9 @@ class Group {
   // Across nodes: member i's chunk words of large reductions (TeamSlot::chain_in / out);
   // nullptr: none.
   virtual WaitWord* chain_word(int /*i*/, bool /*out*/) const { return nullptr; }
-  // A 64-bit word per member for collect's sizes: written by its owner before the next
-  // sync, read by the others after it.
+  // Two 64-bit words per member for collect: its size in bytes and its source
+  // (Runtime::Impl::sym_canonical), written by their owner before the next sync, read by the
+  // others after it.
   virtual uint64_t* size_word(int i, unsigned parity) const = 0;
   // Called after the last sync of a collect (active sets restore pSync).
   virtual void collect_done() {}
@@ -95,7 +96,7 @@ class TeamGroup final : public Group {
   char* scratch(int i, unsigned parity) const override { return t_->slot_of(world_pe(i))->scratch[parity]; }
   unsigned next_parity() const override { return t_->next_parity(); }
   uint64_t* size_word(int i, unsigned parity) const override {
-    return &t_->slot_of(world_pe(i))->collect_size[parity];
+    return t_->slot_of(world_pe(i))->collect_size[parity];
   }
   int dfx_lane() const override { return t_->slot; }
   bool sync_words(uint64_t* off, uint32_t** epoch) const override {
@@ -129,14 +130,17 @@ class TeamGroup final : public Group {
 // (SHMEM_SYNC_SIZE longs): longs 0..31 are counting-semaphore tokens of a dissemination
 // barrier (low half: tokens, high half: sleepers); when PEs outnumber cores, member 0's
 // long 0 counts arrivals and every member's long 1 takes its release token instead. Long
-// 32 carries collect's size.
+// 32-33 carry collect's size and source.
 class PsyncGroup final : public Group {
  public:
   PsyncGroup(Runtime::Impl* rt, int start, int stride, int size, int me, long* psync)
       : Group(rt, start, stride, size, me), psync_(psync) {}
   void sync() override;
   uint64_t* size_word(int i, unsigned) const override { return reinterpret_cast<uint64_t*>(at(psync_ + 32, i)); }
-  void collect_done() override { __atomic_store_n(psync_ + 32, 0L, __ATOMIC_RELAXED); }
+  void collect_done() override {
+    __atomic_store_n(psync_ + 32, 0L, __ATOMIC_RELAXED);
+    __atomic_store_n(psync_ + 33, 0L, __ATOMIC_RELAXED);
+  }
   int dfx_lane() const override { return dfx::kActiveSetLane; }
 
  private:

@@ -218,12 +218,21 @@ void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
 void collect(Group& g, void* dest, const void* src, size_t bytes) {
   const int n = g.size(), me = g.me();
   const unsigned par = g.next_parity();
-  __atomic_store_n(g.size_word(me, par), uint64_t(bytes), __ATOMIC_RELAXED);
+  Runtime::Impl* rt = g.rt();
+  uint64_t* w = g.size_word(me, par);
+  __atomic_store_n(w, uint64_t(bytes), __ATOMIC_RELAXED);
+  __atomic_store_n(w + 1, rt->sym_canonical(src), __ATOMIC_RELAXED);
   g.sync();
-  std::vector<uint64_t> sizes(static_cast<size_t>(n));
+  std::vector<uint64_t> sizes(static_cast<size_t>(n)), word(2);
   for (int i = 0; i < n; ++i) {
-    if (i == me) sizes[size_t(i)] = bytes;
-    else g.rt()->rget(&sizes[size_t(i)], g.size_word(i, par), sizeof(uint64_t), g.world_pe(i));
+    if (i == me) {
+      sizes[size_t(i)] = bytes;
+      continue;
+    }
+    rt->rget(word.data(), g.size_word(i, par), 2 * sizeof(uint64_t), g.world_pe(i));
+    sizes[size_t(i)] = word[0];
+    // A member that contributes nothing may pass NULL: the source of one that contributes.
+    if (src == nullptr && word[0] && word[1]) src = rt->sym_copy(word[1], rt->rank_);
   }
   std::vector<size_t> offs(size_t(n) + 1, 0);
   for (int i = 0; i < n; ++i) offs[size_t(i) + 1] = offs[size_t(i)] + sizes[size_t(i)];

@@ -70,6 +70,15 @@ struct Runtime::Impl {
     if (n == 0) return nullptr;
     bad_range(call, addr, n, pe);
   }
+  // A symmetric address as every PE writes it (its copy on PE 0; 0 for NULL), and PE pe's
+  // copy of such an address: for a collect whose members that contribute nothing pass NULL.
+  uint64_t sym_canonical(const void* addr) {
+    return addr ? reinterpret_cast<uint64_t>(translate("collect", addr, 0, 0)) : 0;
+  }
+  char* sym_copy(uint64_t c0, int pe) const {
+    const uint64_t heap0 = my_heap_ - uint64_t(rank_) * heap_size_;
+    return reinterpret_cast<char*>(c0 + uint64_t(pe) * (c0 - heap0 < heap_size_ ? heap_size_ : static_size_));
+  }
   bool in_static(const void* addr) const {
     return reinterpret_cast<uintptr_t>(addr) - static_start_ < static_size_;
   }

@@ -38,7 +38,9 @@ inline constexpr int kWorldSlot = 0, kSharedSlot = 1;
 // once it has finished reading the previous use (see docs/collectives.md).
 struct TeamSlot {
   SyncState sync;                       // unused for the world (MetaFixed::world_sync)
-  alignas(64) uint64_t collect_size[2];  // collect: this PE's contribution in bytes
+  // collect, per sync parity: this PE's contribution in bytes and its source (Runtime::Impl::
+  // sym_canonical: a member that contributes nothing may pass NULL)
+  alignas(64) uint64_t collect_size[2][2];
   uint64_t used_mask[2];                 // split: this PE's used slots
   uint32_t split_ok[2];                  // split: this PE got a slot for its new team
   alignas(64) char scratch[2][kTeamScratchBytes];

@@ -1,7 +1,8 @@
 /* Zero-length collectives are no-ops that accept NULL buffers (tests-sos nop_collectives):
  * collect on a team and on active sets (the world set and a smaller one, which runs on its
  * pSync) with every PE contributing nothing, the other collectives likewise, then a collect
- * where some PEs contribute nothing with NULL sources while others contribute data, and an
+ * where some PEs contribute nothing with NULL sources while others contribute data (small,
+ * and large enough to be read from the others' sources rather than staged), and an
  * ordinary collect afterwards (the size exchange of the no-op left nothing behind). */
 #include <shmem.h>
 #include <stdint.h>
@@ -49,6 +50,30 @@ int main(void) {
   shmem_barrier_all();
   shmem_collect64(dst, me % 2 ? NULL : src, me % 2 ? 0 : 1, 0, 0, n, psync);
   for (int k = 0; k < total; ++k) CHECK(dst[k] == 100 + 2 * k, "mixed collect64: dst[%d] = %ld", k, dst[k]);
+
+  /* Mixed and large (read from the contributors' sources, not staged): even PEs give 8192
+   * longs, odd PEs nothing with a NULL source; on a team and on the world's active set. */
+  enum { kBig = 8192 };
+  long* bsrc = shmem_malloc(kBig * sizeof(long));
+  long* bdst = shmem_malloc((size_t)n * kBig * sizeof(long));
+  if (!bsrc || !bdst) FATAL("allocation failed");
+  for (int j = 0; j < kBig; ++j) bsrc[j] = me * 100000L + j;
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < (size_t)n * kBig; ++i) bdst[i] = -1;
+    shmem_barrier_all();
+    if (round == 0)
+      CHECK(shmem_long_collect(SHMEM_TEAM_WORLD, bdst, me % 2 ? NULL : bsrc, me % 2 ? 0 : kBig) == 0, "big collect");
+    else
+      shmem_collect64(bdst, me % 2 ? NULL : bsrc, me % 2 ? 0 : kBig, 0, 0, n, psync);
+    long bad = 0;
+    for (int k = 0; k < total; ++k)
+      for (int j = 0; j < kBig; ++j) bad += bdst[(size_t)k * kBig + (size_t)j] != 2L * k * 100000L + j;
+    CHECK(bad == 0, "mixed big collect (%s): %ld longs wrong", round ? "active set" : "team", bad);
+    CHECK(total == n || bdst[(size_t)total * kBig] == -1, "mixed big collect wrote past its part");
+  }
+  shmem_barrier_all();
+  shmem_free(bdst);
+  shmem_free(bsrc);
 
   /* And an ordinary collect after it all. */
   shmem_barrier_all();
