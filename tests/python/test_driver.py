@@ -161,6 +161,43 @@ def test_torchrun_init_torch():
     assert out.count("init_torch ok") == 2, out
 
 
+@pytest.mark.parametrize("how", ["env", "torch"])
+def test_torchrun_two_nodes(how):
+    """Two torchrun launches (--nnodes 2), one per emulated node (SYMMEM_NODE_ID), with
+    UCX pinned to lo: the multi-node command of docs/multinode.md."""
+    pytest.importorskip("torch")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+    from driver import free_ports
+    port = free_ports(2)  # torchrun's store, then symmem's
+    import shutil
+    import tempfile
+    logs = tempfile.mkdtemp(prefix="symmem-py-torchrun2-")
+    before = shm_entries()
+    procs = []
+    try:
+        for node in (0, 1):
+            cmd = [PY, "-m", "torch.distributed.run", "--nnodes", "2", "--node_rank", str(node), "--nproc_per_node",
+                   "2", "--master_addr", "127.0.0.1", "--master_port", str(port), "--redirects", "1", "--tee", "1",
+                   "--log_dir", os.path.join(logs, str(node)), os.path.join(PROGS, "torch_nodes_job.py"), how]
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env(
+                SYMMEM_NODE_ID="node%d" % node, SYMMEM_STORE_SECRET="ab" * 32, UCX_TLS="tcp", UCX_NET_DEVICES="lo",
+                GLOO_SOCKET_IFNAME="lo")))
+        outs = []
+        for p in procs:
+            try:
+                outs.append(p.communicate(timeout=150)[0].decode(errors="replace"))
+            except subprocess.TimeoutExpired:
+                for q in procs:
+                    q.kill()
+                raise
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
+    out = "\n".join(outs)
+    assert all(p.returncode == 0 for p in procs), out
+    assert out.count("two nodes ok") == 4, out
+    check_no_leftovers(before)
+
+
 def test_mpirun_init_mpi():
     pytest.importorskip("mpi4py")
     mpirun = "/usr/bin/mpirun"
