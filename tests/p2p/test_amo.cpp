@@ -90,7 +90,9 @@ void check_std(const char* name, const Std<T>& f, shmem_ctx_t ctx) {
   SCOPED_TRACE(name);
   T* x = zalloc<T>(1);
   const int r = right();
-  // Sequential semantics on the right neighbour's word (only I touch it).
+  // Sequential semantics on the right neighbour's word (only I touch it). Two contexts are
+  // not ordered with each other: a posted atomic on ctx is complete for the default
+  // context's next one only after shmem_ctx_quiet (over UCX each context has its worker).
   EXPECT_EQ(f.cswap(x, T(1), T(9), r), T(0));  // fails: 0 != 1
   EXPECT_EQ(f.cswap(x, T(0), T(10), r), T(0));  // succeeds
   EXPECT_EQ(f.ctx_cswap(ctx, x, T(10), T(11), r), T(10));
@@ -98,10 +100,12 @@ void check_std(const char* name, const Std<T>& f, shmem_ctx_t ctx) {
   EXPECT_EQ(f.ctx_finc(ctx, x, r), T(12));
   f.inc(x, r);
   f.ctx_inc(ctx, x, r);  // 15
+  shmem_ctx_quiet(ctx);
   EXPECT_EQ(f.fadd(x, T(5), r), T(15));
   EXPECT_EQ(f.ctx_fadd(ctx, x, T(3), r), T(20));
   f.add(x, T(2), r);
   f.ctx_add(ctx, x, T(1), r);  // 26
+  shmem_ctx_quiet(ctx);
   T got = T(0);
   f.cswap_nbi(&got, x, T(26), T(30), r);
   shmem_quiet();
