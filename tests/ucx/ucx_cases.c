@@ -18,11 +18,12 @@
  *             middle and over 64 KiB sizes, a middle sum (in place too) and a 64 KiB sum on the same teams: every byte where the standard
  *             puts it; each PE overwrites its dest as soon as the call returns (a member
  *             still copying from another's dest would see it).
- *  big-reduce large sums (64 KiB .. 1 MiB: hierarchical, pipelined in chunks where the
- *             nodes hold equal runs of members, else the chain) on the world, a team of
- *             every node's first member and a team of uneven nodes: long sums out of place
- *             and in place, float sums the member-order bits, an element count that does
- *             not split evenly; dest overwritten on return.
+ *  big-reduce large sums and broadcasts (64 KiB .. 1 MiB: sliced over the members of each
+ *             node and pipelined in chunks where the nodes hold equal runs of members, else
+ *             through the leaders) on the world, a team of one member per node and a team
+ *             of uneven nodes: long sums out of place and in place, float sums the
+ *             member-order bits, counts that do not split evenly, broadcasts from the first
+ *             and (in place) the last member; dest overwritten on return.
  *  bcast      back-to-back small broadcasts (1 B .. 8 KiB, every root, roots in turn and
  *             one root many times in a row past the mailbox ring) on the world and on
  *             subset and strided teams; every PE overwrites its dest and its source as soon
@@ -369,6 +370,19 @@ static void big_on(shmem_team_t team, long* ls, long* ld, int rep) {
       CHECK(bad == 0, "team of %d, member %d: float sum of %zu (in place %d): %zu not the member-order sum", tn, m, k,
             in_place, bad);
       free(fc);
+    }
+    /* broadcast of k longs from the first member, then in place (dest == source on every
+     * member) from the last */
+    for (int r = 0; r < 2; ++r) {
+      const int root = r ? tn - 1 : 0;
+      for (size_t j = 0; j < k; ++j) ls[j] = (long)(m * 7 + (int)(j % 100000) + rep);
+      long* d = r ? ls : ld;
+      CHECK(shmem_broadcastmem(team, d, ls, k * sizeof(long), root) == 0, "broadcastmem failed");
+      long* c = (long*)take((unsigned char*)d, k * sizeof(long));
+      size_t bad = 0;
+      for (size_t j = 0; j < k; ++j) bad += c[j] != (long)(root * 7 + (int)(j % 100000) + rep);
+      CHECK(bad == 0, "team of %d, member %d: broadcast of %zu longs from %d: %zu wrong", tn, m, k, root, bad);
+      free(c);
     }
   }
   shmem_team_sync(team);
