@@ -18,7 +18,7 @@
  *             middle and over 64 KiB sizes, a middle sum (in place too) and a 64 KiB sum on the same teams: every byte where the standard
  *             puts it; each PE overwrites its dest as soon as the call returns (a member
  *             still copying from another's dest would see it).
- *  big-reduce large sums and broadcasts (64 KiB .. 1 MiB: sliced over the members of each
+ *  big-reduce large sums, broadcasts and fcollects (64 KiB .. 1 MiB: sliced over the members of each
  *             node and pipelined in chunks where the nodes hold equal runs of members, else
  *             through the leaders) on the world, a team of one member per node and a team
  *             of uneven nodes: long sums out of place and in place, float sums the
@@ -385,6 +385,16 @@ static void big_on(shmem_team_t team, long* ls, long* ld, int rep) {
       free(c);
     }
   }
+  /* fcollect: 20001 longs per member (odd; up to 6 members fill ld) */
+  const size_t fk = 20001;
+  for (size_t j = 0; j < fk; ++j) ls[j] = (long)(m * 1000003L + (long)j + rep);
+  CHECK(shmem_long_fcollect(team, ld, ls, fk) == 0, "fcollect failed");
+  long* fc = (long*)take((unsigned char*)ld, fk * (size_t)tn * sizeof(long));
+  size_t fbad = 0;
+  for (int q = 0; q < tn; ++q)
+    for (size_t j = 0; j < fk; ++j) fbad += fc[(size_t)q * fk + j] != (long)(q * 1000003L + (long)j + rep);
+  CHECK(fbad == 0, "team of %d, member %d: fcollect of %zu longs each: %zu wrong", tn, m, fk, fbad);
+  free(fc);
   shmem_team_sync(team);
 }
 
