@@ -291,7 +291,7 @@ if [ $ucx = 1 ]; then
         fi
       done
       # shellcheck disable=SC2086
-      for group in barrier reduce_sum fcollect alltoall; do
+      for group in barrier reduce_sum bcast fcollect alltoall; do
         group_name=$group ucx_run symmem ucx-tcp bench_coll coll "$n" $bench_args --only "$group"
         [ $have_oshmem = 1 ] && group_name=$group ucx_run oshmem ucx-tcp oshmem_coll coll "$n" $bench_args --only "$group"
         [ $have_mpi = 1 ] && group_name=$group ucx_run mpi tcp mpi_coll coll "$n" $bench_args --only "$group"
