@@ -179,16 +179,20 @@ def test_torchrun_two_nodes(how):
             cmd = [PY, "-m", "torch.distributed.run", "--nnodes", "2", "--node_rank", str(node), "--nproc_per_node",
                    "2", "--master_addr", "127.0.0.1", "--master_port", str(port), "--redirects", "1", "--tee", "1",
                    "--log_dir", os.path.join(logs, str(node)), os.path.join(PROGS, "torch_nodes_job.py"), how]
-            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env(
-                SYMMEM_NODE_ID="node%d" % node, SYMMEM_STORE_SECRET="ab" * 32, UCX_TLS="tcp", UCX_NET_DEVICES="lo",
-                GLOO_SOCKET_IFNAME="lo")))
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                                          env=env(SYMMEM_NODE_ID="node%d" % node, SYMMEM_STORE_SECRET="ab" * 32,
+                                                  UCX_TLS="tcp", UCX_NET_DEVICES="lo", GLOO_SOCKET_IFNAME="lo")))
         outs = []
         for p in procs:
             try:
                 outs.append(p.communicate(timeout=150)[0].decode(errors="replace"))
             except subprocess.TimeoutExpired:
-                for q in procs:
-                    q.kill()
+                for q in procs:  # each launch and its workers: a process group of their own
+                    try:
+                        os.killpg(q.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    q.wait()
                 raise
     finally:
         shutil.rmtree(logs, ignore_errors=True)

@@ -2,6 +2,7 @@
 SYMMEM_NODE_ID telling them apart): sm.init() from torchrun's environment, or init_torch()
 with "torch" as the argument; a reduction, puts to the next rank (on the other node for the
 last rank of each node) and TEAM_SHARED as the ranks of this launch."""
+import os
 import sys
 
 import numpy as np
@@ -22,7 +23,7 @@ sm.barrier_all()
 sm.put(b, np.arange(8) + 10 * me, right)
 sm.barrier_all()
 assert (b == np.arange(8) + 10 * ((me - 1) % n)).all(), b
-local = int(__import__("os").environ["LOCAL_WORLD_SIZE"])
+local = int(os.environ["LOCAL_WORLD_SIZE"])
 assert sm.TEAM_SHARED.n_pes == local, (sm.TEAM_SHARED.n_pes, local)
 print("rank %d of %d: two nodes ok" % (me, n), flush=True)
 sm.free(a)
