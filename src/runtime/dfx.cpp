@@ -93,6 +93,7 @@ void Dfx::attach(Page* page, int pid) {
   page->writes_all.store(tools_ != 0, std::memory_order_relaxed);
   page->state.store(uint32_t(State::kUser), std::memory_order_release);
   page_ = page;
+  for (auto& h : hooks_) h->attached();
 }
 
 void Dfx::finalize() {
@@ -102,6 +103,10 @@ void Dfx::finalize() {
 
 void Dfx::finalized() {
   for (auto& h : hooks_) h->finalized();
+}
+
+void Dfx::job_ending(int failed_pe) {
+  for (auto& h : hooks_) h->job_ending(failed_pe);
 }
 
 uint16_t Dfx::intern(const char* call) {

@@ -97,9 +97,14 @@ class ToolHooks {
   // A live allocation got a name (set_name); `describe` is how reports now show it.
   virtual void named(uint64_t /*offset*/, uint32_t /*number*/, const std::string& /*describe*/) {}
   // Collective: called on every PE at the start of finalize, while communication works.
+  // Init has attached the page: the job's PEs and hosts are known, the store is up.
+  virtual void attached() {}
   virtual void finalize() {}
   // Then after finalize's last barrier (every PE has called finalize()), the store still up.
   virtual void finalized() {}
+  // The job is failing (PE failed_pe failed, -1 unknown) and this PE ends after this call:
+  // its last words (Liveness::end, on whichever thread ends the PE).
+  virtual void job_ending(int /*failed_pe*/) {}
 };
 
 // A wait's description, filled in only when it goes to sleep.
@@ -135,6 +140,7 @@ class Dfx {
   void attach(Page* page, int pid);
   void finalize();  // collective: the tools' finalize, then the page says kFinalized
   void finalized();  // after finalize's last barrier
+  void job_ending(int failed_pe);  // the job is failing: this PE ends next (ToolHooks::job_ending)
 
   uint32_t tools_ = 0;  // Tool bits; 0: every hook below returns at once
   Page* page() const { return page_; }

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -181,12 +182,13 @@ class TraceTool final : public ToolHooks {
     if (i == n) h_->alloc_name_count.store(n + 1, std::memory_order_release);
   }
 
-  // Several hosts: PE 0 copies the rings of the others (gather) after finalize's barrier,
-  // from the PEs that said before it that they have one, once they know it wants them.
-  void finalize() override {
-    note_pair();
-    h_->state.store(2, std::memory_order_release);
-    if (rt_->supervised_) return;
+  // Several hosts: PE 0 copies the other hosts' rings into its /dev/shm through the
+  // bootstrap store, so that one merge on its host shows the whole job: at finalize (gather,
+  // after finalize's barrier) from every PE, and when the job fails (job_ending) from one
+  // surviving PE per host, which sends its host's rings, a killed PE's included. A PE of
+  // another host that traces says so here, so nobody waits for a PE that will not answer.
+  void attached() override {
+    if (rt_->supervised_) return;  // symmem-run merges on its own host
     for (size_t pe = 0; pe < rt_->pe_where_.size(); ++pe) {  // the PEs of each host, by first PE
       const std::string& w = rt_->pe_where_[pe];
       const std::string host = w.substr(0, w.rfind(':'));
@@ -196,17 +198,53 @@ class TraceTool final : public ToolHooks {
     }
     for (size_t i = 1; i < hosts_.size(); ++i) remote_.insert(remote_.end(), hosts_[i].second.begin(), hosts_[i].second.end());
     store_ = rt_->epoch_store_ ? rt_->epoch_store_.get() : rt_->store_.get();
-    if (!store_ || remote_.empty()) return;
     const int me = rt_->rank_;
-    if (me == 0 || std::find(remote_.begin(), remote_.end(), me) != remote_.end())
-      if (!store_->set(gather_key(me == 0 ? "wants" : "has/" + std::to_string(me)), "1").ok()) store_ = nullptr;
+    if (store_ && std::find(remote_.begin(), remote_.end(), me) != remote_.end() &&
+        !store_->set(gather_key("has/" + std::to_string(me)), "1").ok())
+      store_ = nullptr;
+  }
+
+  void finalize() override {
+    note_pair();
+    h_->state.store(2, std::memory_order_release);
+    if (store_ && !remote_.empty() && rt_->rank_ == 0 && !store_->set(gather_key("wants"), "1").ok()) store_ = nullptr;
   }
 
   void finalized() override {
     if (rt_->supervised_) return;
     std::vector<int> copied, untraced, missing = remote_;
     if (store_ && !remote_.empty()) missing = gather(*store_, &copied, &untraced);
-    if (rt_->rank_ != 0) return;
+    if (rt_->rank_ == 0) hint(copied, untraced, missing);
+  }
+
+  // The job fails: PE 0 waits a bounded time for each other host's rings; on each other host
+  // the first PE that did not fail sends them (its /dev/shm holds its mates' rings, a dead
+  // one's too). Without a store, or with PE 0 gone, the rings stay where they are.
+  void job_ending(int failed) override {
+    if (rt_->supervised_) return;
+    const int me = rt_->rank_;
+    if (me == 0) {
+      std::vector<int> copied, untraced, missing = remote_;
+      if (store_ && !remote_.empty()) missing = receive_failed(*store_, &copied, &untraced);
+      return hint(copied, untraced, missing);
+    }
+    if (!store_) return;
+    for (size_t i = 1; i < hosts_.size(); ++i) {
+      const std::vector<int>& pes = hosts_[i].second;
+      auto first = std::find_if(pes.begin(), pes.end(), [&](int pe) { return pe != failed; });
+      if (first != pes.end() && *first == me) return send_failed(*store_, i);
+    }
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static constexpr size_t kChunk = 8u << 20;  // one store value at most
+
+  std::string gather_key(const std::string& what) const { return "dfx/trace/" + rt_->env_.job_id + "/" + what; }
+  std::string ring_path(int pe) const { return "/dev/shm/" + trace::ring_prefix(rt_->env_.job_id) + std::to_string(pe); }
+
+  // PE 0's last line about the rings: where they are and the command that merges them.
+  void hint(const std::vector<int>& copied, const std::vector<int>& untraced, const std::vector<int>& missing) {
     const std::string prefix = trace::ring_prefix(rt_->env_.job_id), job = rt_->env_.job_id;
     const std::string none = untraced.empty() ? "" : "; " + pes_text(untraced) + " traced nothing";
     if (missing.empty()) {
@@ -224,49 +262,70 @@ class TraceTool final : public ToolHooks {
            prefix.c_str(), where.c_str(), none.c_str(), pes_text(missing).c_str(), job.c_str());
   }
 
- private:
-  std::string gather_key(const std::string& what) const { return "dfx/trace/" + rt_->env_.job_id + "/" + what; }
+  // Sends the ring mapped at `base` (its header and its records in use) as pe's, in chunks
+  // under `key`/pe/k, each "chunks:bytes".
+  bool send_ring(Store& st, const std::string& key, int pe, const char* base) {
+    const auto* h = reinterpret_cast<const Header*>(base);
+    const uint64_t head = h->head.load(std::memory_order_acquire);
+    const size_t used = trace::kHeaderBytes + size_t(std::min<uint64_t>(head, h->capacity)) * sizeof(Rec);
+    const size_t chunks = (used + kChunk - 1) / kChunk;
+    for (size_t k = 0; k < chunks; ++k) {
+      const size_t off = k * kChunk, n = std::min(kChunk, used - off);
+      std::string v = std::to_string(chunks) + ":" + std::string(base + off, n);
+      if (Status s = st.set(key + "/" + std::to_string(pe) + "/" + std::to_string(k), v); !s.ok()) {
+        log_pe(LogLevel::kWarn, rt_->rank_, "SYMMEM_TRACE: sending PE %d's ring to PE 0: %s", pe, s.message().c_str());
+        return false;
+      }
+    }
+    return true;
+  }
 
-  // PE 0 takes the rings it cannot see in its own /dev/shm from their PEs through the
-  // bootstrap store, one PE at a time (the store holds one ring at most), and writes them
-  // there under their own names, so that one merge on its host shows the whole job. Only
-  // between PEs that both trace: each said so before finalize's barrier, so nobody waits
-  // for a PE that will not answer. PE 0 returns the PEs whose rings it could not get (and
-  // in *untraced those that have none). The copy is the ring's header and its records in
-  // use; the rest of the file stays a hole.
+  // Writes pe's ring, sent under `key` (send_ring), to `path` in this /dev/shm at its full
+  // size (the merge maps it as its PE did; the rest stays a hole). False: removed again.
+  bool receive_ring(Store& st, const std::string& key, int pe, const std::string& path, double timeout_s) {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    bool ok = fd >= 0;
+    for (size_t k = 0, chunks = 1; ok && k < chunks; ++k) {
+      const std::string ck = key + "/" + std::to_string(pe) + "/" + std::to_string(k);
+      Result<std::string> v = st.get(ck, timeout_s);
+      (void)st.erase(ck);
+      const size_t colon = v.ok() ? v->find(':') : std::string::npos;
+      ok = colon != std::string::npos;
+      if (!ok) break;
+      chunks = std::strtoull(v->c_str(), nullptr, 10);
+      const size_t n = v->size() - colon - 1;
+      ok = chunks > 0 && ::pwrite(fd, v->data() + colon + 1, n, off_t(k * kChunk)) == ssize_t(n);
+      if (ok && k == 0) {
+        Header h;
+        std::memcpy(static_cast<void*>(&h), v->data() + colon + 1, std::min(n, sizeof h));
+        ok = n >= sizeof h && h.magic == trace::kRingMagic && h.rank == pe &&
+             ::ftruncate(fd, off_t(trace::kHeaderBytes + h.capacity * sizeof(Rec))) == 0;
+      }
+    }
+    if (fd >= 0) ::close(fd);
+    if (!ok && fd >= 0) ::unlink(path.c_str());
+    return ok;
+  }
+
+  // At finalize PE 0 takes the rings it cannot see in its own /dev/shm from their PEs, one PE
+  // at a time (the store holds one ring at most). Only between PEs that both trace: each
+  // said so at init, so nobody waits for a PE that will not answer. PE 0 returns the PEs
+  // whose rings it could not get (and in *untraced those that have none).
   std::vector<int> gather(Store& st, std::vector<int>* copied, std::vector<int>* untraced) {
     // A PE waits for PE 0's word as long as PE 0 takes for the rings before its own; PE 0
     // waits for a ring it asked for a bounded time.
     constexpr double kGoWaitS = 24 * 3600.0, kRingWaitS = 300;
-    constexpr size_t kChunk = 8u << 20;
-    const std::string dir = "/dev/shm/", prefix = trace::ring_prefix(rt_->env_.job_id);
     const int me = rt_->rank_;
     std::vector<int> missing;
-    auto present = [&](const std::string& k) {
-      Result<std::vector<bool>> r = st.check({gather_key(k)});
-      return r.ok() && !r->empty() && (*r)[0];
-    };
     if (me != 0) {
-      if (std::find(remote_.begin(), remote_.end(), me) == remote_.end() || !present("wants")) return missing;
+      if (std::find(remote_.begin(), remote_.end(), me) == remote_.end() || !present(st, "wants")) return missing;
       Result<std::string> go = st.get(gather_key("go/" + std::to_string(me)), kGoWaitS);
-      if (!go.ok() || *go != "send") return missing;
-      const uint64_t head = h_->head.load(std::memory_order_acquire);
-      const size_t used = trace::kHeaderBytes + size_t(std::min<uint64_t>(head, cap_)) * sizeof(Rec);
-      const size_t chunks = (used + kChunk - 1) / kChunk;
-      const char* base = static_cast<const char*>(map_);
-      for (size_t k = 0; k < chunks; ++k) {
-        const size_t off = k * kChunk, n = std::min(kChunk, used - off);
-        std::string v = std::to_string(chunks) + ":" + std::string(base + off, n);
-        if (Status s = st.set(gather_key("ring/" + std::to_string(me) + "/" + std::to_string(k)), v); !s.ok()) {
-          log_pe(LogLevel::kWarn, me, "SYMMEM_TRACE: sending this PE's ring to PE 0: %s", s.message().c_str());
-          return missing;
-        }
-      }
+      if (go.ok() && *go == "send") (void)send_ring(st, gather_key("ring"), me, static_cast<const char*>(map_));
       return missing;
     }
     for (int pe : remote_) {
-      const std::string path = dir + prefix + std::to_string(pe), go = gather_key("go/" + std::to_string(pe));
-      if (!present("has/" + std::to_string(pe))) {  // it does not trace
+      const std::string path = ring_path(pe), go = gather_key("go/" + std::to_string(pe));
+      if (!present(st, "has/" + std::to_string(pe))) {  // it does not trace
         untraced->push_back(pe);
         continue;
       }
@@ -274,39 +333,77 @@ class TraceTool final : public ToolHooks {
         (void)st.set(go, "skip");
         continue;
       }
-      if (!st.set(go, "send").ok()) {
-        missing.push_back(pe);
-        continue;
-      }
-      int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-      bool ok = fd >= 0;
-      for (size_t k = 0, chunks = 1; ok && k < chunks; ++k) {
-        const std::string ck = gather_key("ring/" + std::to_string(pe) + "/" + std::to_string(k));
-        Result<std::string> v = st.get(ck, kRingWaitS);
-        (void)st.erase(ck);
-        const size_t colon = v.ok() ? v->find(':') : std::string::npos;
-        ok = colon != std::string::npos;
-        if (!ok) break;
-        chunks = std::strtoull(v->c_str(), nullptr, 10);
-        const size_t n = v->size() - colon - 1;
-        ok = chunks > 0 && ::pwrite(fd, v->data() + colon + 1, n, off_t(k * kChunk)) == ssize_t(n);
-        if (ok && k == 0) {  // the whole ring's size, so the merge maps it as its PE did
-          trace::Header h;
-          std::memcpy(static_cast<void*>(&h), v->data() + colon + 1, std::min(n, sizeof h));
-          ok = n >= sizeof h && h.magic == trace::kRingMagic && h.rank == pe &&
-               ::ftruncate(fd, off_t(trace::kHeaderBytes + h.capacity * sizeof(Rec))) == 0;
-        }
-      }
-      if (fd >= 0) ::close(fd);
+      const bool ok = st.set(go, "send").ok() && receive_ring(st, gather_key("ring"), pe, path, kRingWaitS);
       (void)st.erase(go);
-      if (ok) {
-        copied->push_back(pe);
-      } else {
-        if (fd >= 0) ::unlink(path.c_str());
-        missing.push_back(pe);
-      }
+      (ok ? copied : &missing)->push_back(pe);
     }
     return missing;
+  }
+
+  // A failing job, on the first surviving PE of other host i: its host's rings.
+  void send_failed(Store& st, size_t i) {
+    const std::string tag = std::to_string(i);
+    (void)st.set(gather_key("fail/start/" + tag), "1");
+    std::string sent;
+    for (int pe : hosts_[i].second) {
+      const std::string path = ring_path(pe);
+      int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      struct stat sb;
+      if (fd < 0) continue;  // it does not trace
+      void* m = fstat(fd, &sb) == 0 && size_t(sb.st_size) >= trace::kHeaderBytes
+                    ? mmap(nullptr, size_t(sb.st_size), PROT_READ, MAP_SHARED, fd, 0)
+                    : MAP_FAILED;
+      ::close(fd);
+      if (m == MAP_FAILED) continue;
+      const auto* h = static_cast<const Header*>(m);
+      const bool whole = h->magic == trace::kRingMagic && h->rank == pe &&
+                         trace::kHeaderBytes + h->capacity * sizeof(Rec) <= uint64_t(sb.st_size);
+      if (whole && send_ring(st, gather_key("fail/ring"), pe, static_cast<const char*>(m)))
+        sent += (sent.empty() ? "" : ",") + std::to_string(pe);
+      munmap(m, size_t(sb.st_size));
+    }
+    (void)st.set(gather_key("fail/sent/" + tag), sent);
+  }
+
+  // A failing job, on PE 0: each other host with a PE that traces gets kStartS to begin
+  // sending (its PEs hear of the failure as PE 0 does), and all of them kFailS in all.
+  std::vector<int> receive_failed(Store& st, std::vector<int>* copied, std::vector<int>* untraced) {
+    constexpr double kStartS = 3, kFailS = 20;
+    const Clock::time_point t0 = Clock::now();
+    auto left = [&](double budget) {
+      return std::max(0.0, budget - std::chrono::duration<double>(Clock::now() - t0).count());
+    };
+    std::vector<int> missing;
+    for (size_t i = 1; i < hosts_.size(); ++i) {
+      std::vector<int> traced;
+      for (int pe : hosts_[i].second) (present(st, "has/" + std::to_string(pe)) ? traced : *untraced).push_back(pe);
+      if (traced.empty()) continue;
+      const std::string tag = std::to_string(i);
+      std::vector<int> got;
+      if (st.get(gather_key("fail/start/" + tag), left(kStartS)).ok()) {
+        Result<std::string> sent = st.get(gather_key("fail/sent/" + tag), left(kFailS));
+        for (const char* s = sent.ok() ? sent->c_str() : ""; *s;) {
+          char* e = nullptr;
+          const int pe = int(std::strtol(s, &e, 10));
+          if (e == s) break;
+          const std::string path = ring_path(pe);
+          const bool here = ::access(path.c_str(), F_OK) == 0;  // this /dev/shm is that host's too
+          if (here || receive_ring(st, gather_key("fail/ring"), pe, path, left(kFailS))) {
+            got.push_back(pe);
+            if (!here) copied->push_back(pe);
+          }
+          s = *e == ',' ? e + 1 : e;
+        }
+      }
+      for (int pe : traced)
+        if (std::find(got.begin(), got.end(), pe) == got.end()) missing.push_back(pe);
+    }
+    return missing;
+  }
+
+  bool present(Store& st, const std::string& k) const {
+    Result<std::vector<bool>> r = st.check({gather_key(k)});
+    return r.ok() && !r->empty() && (*r)[0];
   }
 
   uint64_t ticks() const {

@@ -736,6 +736,9 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
     lp.keys = inst + "/live/";
     lp.store_url = plan.store->to_url();
     lp.hosted = hosted_store_.get();
+#if SYMMEM_DFX_HOOKS
+    if (!dfx_.hooks_.empty()) lp.last_words = [this](int failed_pe) { dfx_.job_ending(failed_pe); };
+#endif
     auto l = Liveness::start(std::move(lp), *store_, *plan.store, plan.sec, cfg_.init_timeout);
     if (!l.ok()) init_failed(l.status().code(), "cannot watch the job's store: " + l.status().message());
     live_ = std::move(l).value();

@@ -218,6 +218,10 @@ void Liveness::end(const JobFailure& f) {
     for (;;) ::pause();
   log_pe(LogLevel::kError, p_.rank, "ending this PE: the job is failing: %s", f.describe().c_str());
   std::fflush(nullptr);
+  if (p_.last_words) {
+    p_.last_words(f.pe);
+    std::fflush(nullptr);
+  }
   if (p_.hosted) {
     // The store sends the record to every watcher from its own thread: this process may
     // have heard it first. Ending now would take the store down before the others hear,

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -71,6 +72,9 @@ class Liveness {
     // This PE's process hosts the store: it lets the others hear of the failure from it
     // before it ends (the store goes with it).
     TcpStoreServer* hosted = nullptr;
+    // Called once by end() before the process ends, with the failed PE (-1 unknown): the
+    // DFX tools' last words (a trace's rings copied off their hosts). Bounded by its callee.
+    std::function<void(int failed_pe)> last_words;
   };
   // Opens the watch connection and registers it with the store (so a death from now on is
   // seen), then starts the watching thread. `store` (the PE's ordinary connection) is used

@@ -13,6 +13,9 @@ check_trace.py CASE SYMMEM_RUN SYMMEM_TRACE PROG
   gather:     the same with PEs 2-3 under another host name and a /dev/shm of their own
               (root; exit 77 without namespaces): PE 0 copies their rings at finalize, and
               a merge on its host shows all 4 PEs.
+  gather_kill: the same with PE 3 killed mid-run (trace_prog kill): PE 2, which survives
+              on that host, sends both rings there (PE 3's from its /dev/shm) as the job
+              ends, and PE 0's merge shows PE 3's last puts.
 Checks the schema (traceEvents; ph/ts/dur/pid/tid; flows paired s->f), the events of the
 known program per PE, the put_signal -> wait arrows, the barrier arrows, the killed PE's
 last events, allocation names, and that no ring is left in /dev/shm.
@@ -84,7 +87,9 @@ def enclosing(slices, pid, tid, ts):
     return best
 
 
-def validate(doc, npes, killed):
+def validate(doc, npes, killed, cross_slack_us=0.0):
+    """cross_slack_us: how far the merge may place an arrow between PEs 0-1 and 2-3 (two
+    hosts, each one clock) back in time: the uncertainty of its clock alignment."""
     pairs = check_schema(doc)
     evs = doc["traceEvents"]
     names = {e["pid"]: e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "process_name"}
@@ -153,7 +158,8 @@ def validate(doc, npes, killed):
             fail("signal flow %d from PE %d to PE %d" % (s["id"], src["pid"], dst["pid"]))
         # each PE's clock is converted on its own: the merge lets a write start up to 1 us
         # after the wait's end (src/runtime/dfx_trace_merge.cpp kSkewNs)
-        if src["ts"] > dst["ts"] + dst["dur"] + 1.0 + 1e-3:
+        slack = 1.0 + (cross_slack_us if src["pid"] // 2 != dst["pid"] // 2 else 0.0)
+        if src["ts"] > dst["ts"] + dst["dur"] + slack + 1e-3:
             fail("signal flow %d goes back in time (%.3f > %.3f + %.3f)" % (s["id"], src["ts"], dst["ts"], dst["dur"]))
         sig_flows += 1
     if sig_flows != ITERS * npes:
@@ -263,12 +269,13 @@ def shift_ring(path, host, skew):
         f.write(HDR.pack(*h))
 
 
-def start_four(prog, out, otherhost, trace_others=True):
-    """4 PEs of trace_prog as 2 nodes of 2 (torchrun's variables, UCX on loopback). PEs 2-3
-    run under the host name otherhost where `otherhost` allows it (root): "uts" in a UTS
+def start_four(prog, out, otherhost, trace_others=True, mode="ok"):
+    """4 PEs of trace_prog MODE as 2 nodes of 2 (torchrun's variables, UCX on loopback). PEs
+    2-3 run under the host name otherhost where `otherhost` allows it (root): "uts" in a UTS
     namespace of their own, "mount" also with a /dev/shm of their own (a mount namespace),
     so that PE 0 cannot see their rings. trace_others False: PEs 2-3 run without
-    SYMMEM_TRACE. Returns the 4 PEs' output (PE 0's first)."""
+    SYMMEM_TRACE. Mode kill: every process must fail. Returns the 4 PEs' output (PE 0's
+    first)."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
@@ -283,14 +290,14 @@ def start_four(prog, out, otherhost, trace_others=True):
         if r >= 2 and not trace_others:
             del e["SYMMEM_TRACE"]
         return e
-    cmds = [([prog, "ok"], env_of(r)) for r in range(4)]
+    cmds = [([prog, mode], env_of(r)) for r in range(4)]
     if otherhost == "uts":
         for r in (2, 3):
-            cmds[r] = (["unshare", "--uts", "sh", "-c", 'hostname otherhost && exec "$0" "$@"', prog, "ok"], env_of(r))
+            cmds[r] = (["unshare", "--uts", "sh", "-c", 'hostname otherhost && exec "$0" "$@"', prog, mode], env_of(r))
     elif otherhost == "mount":
         both = ('hostname otherhost && mount -t tmpfs -o size=256m tmpfs /dev/shm && '
-                '{ RANK=2 LOCAL_RANK=0 "$0" ok & a=$!; RANK=3 LOCAL_RANK=1 "$0" ok & b=$!; '
-                'wait $a; ra=$?; wait $b; rb=$?; exit $((ra | rb)); }')
+                '{ RANK=2 LOCAL_RANK=0 "$0" %s & a=$!; RANK=3 LOCAL_RANK=1 "$0" %s & b=$!; '
+                'wait $a; ra=$?; wait $b; rb=$?; exit $((ra | rb)); }') % (mode, mode)
         cmds = cmds[:2] + [(["unshare", "--uts", "--mount", "--propagation", "private", "sh", "-c", both, prog],
                             dict(env_of(2), SYMMEM_NODE_ID="emu1"))]
     procs = [subprocess.Popen(c, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -304,7 +311,7 @@ def start_four(prog, out, otherhost, trace_others=True):
                 q.kill()
             fail("the 4 PEs did not end within 120 s")
     print("\n".join(texts))
-    if any(p.returncode != 0 for p in procs):
+    if any((p.returncode == 0) != (mode != "kill") for p in procs):
         fail("exit codes %r" % [p.returncode for p in procs])
     return texts
 
@@ -373,6 +380,35 @@ def gather(tool, prog, tmp):
             os.unlink(os.path.join("/dev/shm", f))
 
 
+def gather_kill(tool, prog, tmp):
+    """PE 3, on another host with a /dev/shm of its own, killed mid-run: its ring reaches PE
+    0's host as the job ends, and the merge there shows its last puts."""
+    if not can_unshare("--uts", "--mount"):
+        print("check_trace: gather_kill: needs root and mount namespaces; skipped")
+        sys.exit(77)
+    out = os.path.join(tmp, "k.json")
+    texts = start_four(prog, out, "mount", mode="kill")
+    job = job_from_hint(texts[0])
+    try:
+        if not re.search(r"\(PEs 2, 3 copied here from their hosts\); merge them into \S+ with: symmem-trace merge " +
+                         re.escape(job) + "$", texts[0], re.M):
+            fail("PE 0's hint does not say it copied PEs 2-3's rings")
+        if len(rings_of(job)) != 4:
+            fail("%d rings of job %s in PE 0's /dev/shm, want 4" % (len(rings_of(job)), job))
+        q = subprocess.run([tool, "merge", "-o", out, job], capture_output=True, text=True, timeout=120)
+        print(q.stdout + q.stderr)
+        if q.returncode != 0:
+            fail("symmem-trace merge exited %d" % q.returncode)
+        m = re.search(r"host otherhost: clock [+-][0-9.]+ ms from \S+'s \(\+-([0-9.]+) us", q.stdout)
+        if not m:
+            fail("the merge did not report the other host's clock")
+        with open(out) as f:
+            validate(json.load(f), 4, True, cross_slack_us=2 * float(m.group(1)))
+    finally:
+        for f in rings_of(job):
+            os.unlink(os.path.join("/dev/shm", f))
+
+
 def merge_hosts(tool, where, out, job, skew_ns):
     """Merges the 4 rings of two hosts and checks the other host's clock offset (skew_ns),
     every signal arrow and the barriers' overlap."""
@@ -411,10 +447,10 @@ def merge_hosts(tool, where, out, job, skew_ns):
 
 def main():
     case, run, tool, prog = sys.argv[1:5]
-    if case in ("hosts", "gather"):
+    if case in ("hosts", "gather", "gather_kill"):
         tmp = tempfile.mkdtemp(prefix="symmem-trace-test-")
         try:
-            (hosts if case == "hosts" else gather)(tool, prog, tmp)
+            {"hosts": hosts, "gather": gather, "gather_kill": gather_kill}[case](tool, prog, tmp)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return
