@@ -96,9 +96,9 @@ class ToolHooks {
   virtual void freed(uint64_t /*offset*/) {}
   // A live allocation got a name (set_name); `describe` is how reports now show it.
   virtual void named(uint64_t /*offset*/, uint32_t /*number*/, const std::string& /*describe*/) {}
-  // Collective: called on every PE at the start of finalize, while communication works.
   // Init has attached the page: the job's PEs and hosts are known, the store is up.
   virtual void attached() {}
+  // Collective: called on every PE at the start of finalize, while communication works.
   virtual void finalize() {}
   // Then after finalize's last barrier (every PE has called finalize()), the store still up.
   virtual void finalized() {}
