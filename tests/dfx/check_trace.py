@@ -395,23 +395,16 @@ def gather_kill(tool, prog, tmp):
             fail("PE 0's hint does not say it copied PEs 2-3's rings")
         if len(rings_of(job)) != 4:
             fail("%d rings of job %s in PE 0's /dev/shm, want 4" % (len(rings_of(job)), job))
-        q = subprocess.run([tool, "merge", "-o", out, job], capture_output=True, text=True, timeout=120)
-        print(q.stdout + q.stderr)
-        if q.returncode != 0:
-            fail("symmem-trace merge exited %d" % q.returncode)
-        m = re.search(r"host otherhost: clock [+-][0-9.]+ ms from \S+'s \(\+-([0-9.]+) us", q.stdout)
-        if not m:
-            fail("the merge did not report the other host's clock")
-        with open(out) as f:
-            validate(json.load(f), 4, True, cross_slack_us=2 * float(m.group(1)))
+        _, unc, doc = merge_two_hosts(tool, [], out, job)
+        validate(doc, 4, True, cross_slack_us=2 * unc / 1e3)
     finally:
         for f in rings_of(job):
             os.unlink(os.path.join("/dev/shm", f))
 
 
-def merge_hosts(tool, where, out, job, skew_ns):
-    """Merges the 4 rings of two hosts and checks the other host's clock offset (skew_ns),
-    every signal arrow and the barriers' overlap."""
+def merge_two_hosts(tool, where, out, job):
+    """symmem-trace merge of a job on two hosts: (the other host's clock offset in ns, its
+    uncertainty in ns, the merged document)."""
     q = subprocess.run([tool, "merge"] + where + ["-o", out, job], capture_output=True, text=True, timeout=120)
     print(q.stdout + q.stderr)
     if q.returncode != 0:
@@ -419,11 +412,16 @@ def merge_hosts(tool, where, out, job, skew_ns):
     m = re.search(r"host otherhost: clock ([+-][0-9.]+) ms from \S+'s \(\+-([0-9.]+) us, (\d+) pairs", q.stdout)
     if not m:
         fail("the merge did not report the other host's clock")
-    est, unc = float(m.group(1)) * 1e6, float(m.group(2)) * 1e3
+    with open(out) as f:
+        return float(m.group(1)) * 1e6, float(m.group(2)) * 1e3, json.load(f)
+
+
+def merge_hosts(tool, where, out, job, skew_ns):
+    """Merges the 4 rings of two hosts and checks the other host's clock offset (skew_ns),
+    every signal arrow and the barriers' overlap."""
+    est, unc, doc = merge_two_hosts(tool, where, out, job)
     if abs(est - skew_ns) > unc + 1e3:
         fail("clock offset %.0f ns, want %d within +-%.0f ns" % (est, skew_ns, unc))
-    with open(out) as f:
-        doc = json.load(f)
     pairs = check_schema(doc)
     names = [e["args"]["name"] for e in doc["traceEvents"] if e.get("ph") == "M" and e.get("name") == "process_name"]
     if sum(1 for n in names if "(otherhost:" in n) != 2:
