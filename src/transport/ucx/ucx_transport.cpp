@@ -7,7 +7,6 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -507,18 +506,15 @@ struct UcxTransport::Impl {
   // gets 12.8 us (median of 12 alternating runs) where the backoff gives 11.6 and no thread
   // (SYMMEM_UCX_PROGRESS=inline) 11.1.
   static constexpr long kNapNs = 1000000, kNapMaxNs = 8000000;
+  //
+  // It sleeps in ppoll, not in an epoll set of its own: a fd in an epoll set stays
+  // registered while the thread naps, and every packet that reaches the worker then also
+  // runs that set's wake-up callback in the sender's softirq, a locked, irq-saving path
+  // (a broadcasting root's samples there: 8.8 -> 7.0 %; 8-byte gets 11.5-11.9 -> 11.1-11.3 us).
   void progress_loop() {
     const int efd = svc.efd;
-    int ep = epoll_create1(EPOLL_CLOEXEC);
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    if (efd >= 0) {
-      ev.data.fd = efd;
-      epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev);
-    }
-    ev.data.fd = stop_fd;
-    epoll_ctl(ep, EPOLL_CTL_ADD, stop_fd, &ev);
-    epoll_event out[2];
+    pollfd pf[2] = {{stop_fd, POLLIN, 0}, {efd, POLLIN, 0}};
+    const timespec bound{0, efd >= 0 ? 20000000 : 1000000};
     auto inside = [this] {
       return app_driving.load(std::memory_order_seq_cst) + app_ops.load(std::memory_order_seq_cst) > 0;
     };
@@ -548,9 +544,8 @@ struct UcxTransport::Impl {
       }
       if (efd >= 0 && ucp_worker_arm(svc.worker) == UCS_ERR_BUSY) continue;
       // Bounded: a wake-up consumed by another thread's progress costs at most this.
-      (void)epoll_wait(ep, out, 2, efd >= 0 ? 20 : 1);
+      (void)ppoll(pf, efd >= 0 ? 2 : 1, &bound, nullptr);
     }
-    ::close(ep);
   }
 };
 
