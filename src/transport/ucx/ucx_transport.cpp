@@ -504,13 +504,12 @@ struct UcxTransport::Impl {
   // wake-up: on this VM an unrelated thread sleeping 1 ms in a loop on each core slowed
   // 8-byte gets across emulated nodes from 11.4 to 12.5 us, and looking every 1 ms cost
   // gets 12.8 us (median of 12 alternating runs) where the backoff gives 11.6 and no thread
-  // (SYMMEM_UCX_PROGRESS=inline) 11.1.
+  // (SYMMEM_UCX_PROGRESS=inline) 11.1. It sleeps in ppoll, not in an epoll set of its own:
+  // a fd in an epoll set stays registered while the thread naps, and every packet that
+  // reaches the worker then also runs that set's wake-up callback in the sender's softirq,
+  // a locked, irq-saving path (a broadcasting root's samples there: 8.8 -> 7.0 %; 8-byte
+  // gets 11.5-11.9 -> 11.1-11.3 us).
   static constexpr long kNapNs = 1000000, kNapMaxNs = 8000000;
-  //
-  // It sleeps in ppoll, not in an epoll set of its own: a fd in an epoll set stays
-  // registered while the thread naps, and every packet that reaches the worker then also
-  // runs that set's wake-up callback in the sender's softirq, a locked, irq-saving path
-  // (a broadcasting root's samples there: 8.8 -> 7.0 %; 8-byte gets 11.5-11.9 -> 11.1-11.3 us).
   void progress_loop() {
     const int efd = svc.efd;
     pollfd pf[2] = {{stop_fd, POLLIN, 0}, {efd, POLLIN, 0}};
