@@ -192,6 +192,23 @@ def drop_launcher(env):
         env.pop(k, None)
 
 
+def remove_rings(tmp):
+    """Removes the rings in /dev/shm of this run's jobs (their header names an output under
+    tmp), whichever check failed and whether or not the job id was learnt."""
+    key = tmp.encode()
+    for f in os.listdir("/dev/shm"):
+        if not re.match(r"symmem-.*-trace-pe\d+$", f):
+            continue
+        path = os.path.join("/dev/shm", f)
+        try:
+            with open(path, "rb") as r:
+                mine = key in r.read(1 << 16)
+            if mine:
+                os.unlink(path)
+        except OSError:
+            pass
+
+
 def job_from_hint(text):
     """The job id in PE 0's "merge them ... with: symmem-trace merge JOB" line."""
     m = re.search(r"symmem-trace merge (?:--dir \S+ )?(\S+)", text)
@@ -330,21 +347,17 @@ def hosts(tool, prog, tmp):
     # One /dev/shm for both host names: PE 0 sees every ring, so it copies none.
     if uts and ("copied" in texts[0] or "--dir" in texts[0]):
         fail("PE 0's hint: the other host's rings are already here")
-    try:
-        rings = sorted(rings_of(job))
-        if len(rings) != 4:
-            fail("%d rings of job %s in /dev/shm, want 4" % (len(rings), job))
-        d = os.path.join(tmp, "rings")
-        os.mkdir(d)
-        for f in rings:
-            shutil.move(os.path.join("/dev/shm", f), os.path.join(d, f))
-        for f in rings:
-            if re.search(r"pe[23]$", f):
-                shift_ring(os.path.join(d, f), "otherhost", SKEW_NS)
-        merge_hosts(tool, ["--dir", d], out, job, SKEW_NS)
-    finally:  # nothing left behind, pass or fail
-        for f in rings_of(job):
-            os.unlink(os.path.join("/dev/shm", f))
+    rings = sorted(rings_of(job))
+    if len(rings) != 4:
+        fail("%d rings of job %s in /dev/shm, want 4" % (len(rings), job))
+    d = os.path.join(tmp, "rings")
+    os.mkdir(d)
+    for f in rings:
+        shutil.move(os.path.join("/dev/shm", f), os.path.join(d, f))
+    for f in rings:
+        if re.search(r"pe[23]$", f):
+            shift_ring(os.path.join(d, f), "otherhost", SKEW_NS)
+    merge_hosts(tool, ["--dir", d], out, job, SKEW_NS)
 
 
 def gather(tool, prog, tmp):
@@ -356,28 +369,21 @@ def gather(tool, prog, tmp):
     out = os.path.join(tmp, "g.json")
     texts = start_four(prog, out, "mount")
     job = job_from_hint(texts[0])
-    try:
-        if not re.search(r"\(PEs 2, 3 copied here from their hosts\); merge them into \S+ with: symmem-trace merge " +
-                         re.escape(job) + "$", texts[0], re.M):
-            fail("PE 0's hint does not say it copied PEs 2-3's rings")
-        rings = sorted(rings_of(job))
-        if len(rings) != 4:
-            fail("%d rings of job %s in PE 0's /dev/shm, want 4" % (len(rings), job))
-        merge_hosts(tool, [], out, job, 0)
-    finally:
-        for f in rings_of(job):
-            os.unlink(os.path.join("/dev/shm", f))
+    if not re.search(r"\(PEs 2, 3 copied here from their hosts\); merge them into \S+ with: symmem-trace merge " +
+                     re.escape(job) + "$", texts[0], re.M):
+        fail("PE 0's hint does not say it copied PEs 2-3's rings")
+    rings = sorted(rings_of(job))
+    if len(rings) != 4:
+        fail("%d rings of job %s in PE 0's /dev/shm, want 4" % (len(rings), job))
+    merge_hosts(tool, [], out, job, 0)
+    remove_rings(tmp)
     # PEs 2-3 without SYMMEM_TRACE: nobody waits for rings that do not exist.
     texts = start_four(prog, out, "mount", trace_others=False)
     job = job_from_hint(texts[0])
-    try:
-        if not re.search(r"trace-pe\*; PEs 2, 3 traced nothing; merge them into", texts[0]):
-            fail("PE 0's hint does not say PEs 2-3 traced nothing")
-        if len(rings_of(job)) != 2:
-            fail("%d rings of job %s in PE 0's /dev/shm, want 2" % (len(rings_of(job)), job))
-    finally:
-        for f in rings_of(job):
-            os.unlink(os.path.join("/dev/shm", f))
+    if not re.search(r"trace-pe\*; PEs 2, 3 traced nothing; merge them into", texts[0]):
+        fail("PE 0's hint does not say PEs 2-3 traced nothing")
+    if len(rings_of(job)) != 2:
+        fail("%d rings of job %s in PE 0's /dev/shm, want 2" % (len(rings_of(job)), job))
 
 
 def gather_kill(tool, prog, tmp):
@@ -389,17 +395,13 @@ def gather_kill(tool, prog, tmp):
     out = os.path.join(tmp, "k.json")
     texts = start_four(prog, out, "mount", mode="kill")
     job = job_from_hint(texts[0])
-    try:
-        if not re.search(r"\(PEs 2, 3 copied here from their hosts\); merge them into \S+ with: symmem-trace merge " +
-                         re.escape(job) + "$", texts[0], re.M):
-            fail("PE 0's hint does not say it copied PEs 2-3's rings")
-        if len(rings_of(job)) != 4:
-            fail("%d rings of job %s in PE 0's /dev/shm, want 4" % (len(rings_of(job)), job))
-        _, unc, doc = merge_two_hosts(tool, [], out, job)
-        validate(doc, 4, True, cross_slack_us=2 * unc / 1e3)
-    finally:
-        for f in rings_of(job):
-            os.unlink(os.path.join("/dev/shm", f))
+    if not re.search(r"\(PEs 2, 3 copied here from their hosts\); merge them into \S+ with: symmem-trace merge " +
+                     re.escape(job) + "$", texts[0], re.M):
+        fail("PE 0's hint does not say it copied PEs 2-3's rings")
+    if len(rings_of(job)) != 4:
+        fail("%d rings of job %s in PE 0's /dev/shm, want 4" % (len(rings_of(job)), job))
+    _, unc, doc = merge_two_hosts(tool, [], out, job)
+    validate(doc, 4, True, cross_slack_us=2 * unc / 1e3)
 
 
 def merge_two_hosts(tool, where, out, job):
@@ -445,21 +447,19 @@ def merge_hosts(tool, where, out, job, skew_ns):
 
 def main():
     case, run, tool, prog = sys.argv[1:5]
-    if case in ("hosts", "gather", "gather_kill"):
-        tmp = tempfile.mkdtemp(prefix="symmem-trace-test-")
-        try:
-            {"hosts": hosts, "gather": gather, "gather_kill": gather_kill}[case](tool, prog, tmp)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        return
     tmp = tempfile.mkdtemp(prefix="symmem-trace-test-")
-    out = os.path.join(tmp, "t.json")
-    npes, killed = record(case, run, tool, prog, out)
-    with open(out) as f:
-        doc = json.load(f)
-    validate(doc, npes, killed)
-    os.unlink(out)
-    os.rmdir(tmp)
+    try:  # nothing left behind, pass or fail
+        if case in ("hosts", "gather", "gather_kill"):
+            {"hosts": hosts, "gather": gather, "gather_kill": gather_kill}[case](tool, prog, tmp)
+            return
+        out = os.path.join(tmp, "t.json")
+        npes, killed = record(case, run, tool, prog, out)
+        with open(out) as f:
+            doc = json.load(f)
+        validate(doc, npes, killed)
+    finally:
+        remove_rings(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
