@@ -159,8 +159,8 @@ class Dfx {
   void op_end(OpEvent& ev);
   // A one-sided write into PE pe's memory at addr (this PE's copy), into this PE's page
   // ring (WriteRecord): the hang report's candidate writers. ucx: on the UCX route.
-  // Plain stores on lines only this PE writes, no locked instruction: threads of one PE
-  // that write at the same moment may share a slot (a record is a hint, never a count).
+  // Relaxed stores (plain moves) on lines only this PE writes, no locked instruction: threads
+  // of one PE that write at the same moment may share a slot (a record is a hint, never a count).
   void note_write(Op op, const char* call, const void* addr, size_t n, int pe, bool ucx) {
     Page* p = page_;
     const uint64_t k = p->write_count.load(std::memory_order_relaxed);
@@ -170,13 +170,13 @@ class Dfx {
     w.seq.store(s + 1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
     const uintptr_t x = reinterpret_cast<uintptr_t>(addr);
-    w.op = uint16_t(op);
-    w.call_id = intern_cached(call);
-    w.target = pe;
-    w.ucx = ucx;
-    w.where = x - heap_ < heap_size_ ? x - heap_ : kRaceStatic | uint64_t(x - static_start_);
-    w.bytes = n;
-    w.quiets = p->quiet_count.load(std::memory_order_relaxed);
+    relaxed_store(w.op, uint16_t(op));
+    relaxed_store(w.call_id, intern_cached(call));
+    relaxed_store(w.target, int32_t(pe));
+    relaxed_store(w.ucx, uint32_t(ucx));
+    relaxed_store(w.where, x - heap_ < heap_size_ ? x - heap_ : kRaceStatic | uint64_t(x - static_start_));
+    relaxed_store(w.bytes, uint64_t(n));
+    relaxed_store(w.quiets, p->quiet_count.load(std::memory_order_relaxed));
     w.seq.store(s + 2, std::memory_order_release);
     if (ucx) p->ucx_posted.fetch_add(1, std::memory_order_relaxed);  // (a UCX operation costs microseconds)
   }

@@ -215,6 +215,13 @@ inline AllocSlot* page_alloc_find(Page& p, uint64_t offset) {
   return nullptr;
 }
 
+// A field of a record that threads of one PE may write at once: a relaxed atomic store (a
+// plain move on x86), so such writers share a slot without a data race.
+template <class T>
+inline void relaxed_store(T& field, T v) {
+  std::atomic_ref<T>(field).store(v, std::memory_order_relaxed);
+}
+
 // Copies a record of `T` (which starts with its sequence word) into *out once it is stable;
 // false when the writer kept changing it (a reader then shows it as "changing").
 template <class T>
