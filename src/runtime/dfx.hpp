@@ -357,27 +357,28 @@ class CollScope {
     const uint32_t rs = r.seq.load(std::memory_order_relaxed);
     r.seq.store(rs + 1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
-    r.op = uint16_t(op);
-    r.lane = uint16_t(lane);
-    r.team_seq = seq;
+    // Relaxed stores (plain moves): without a tool, two threads may share the slot.
+    relaxed_store(r.op, uint16_t(op));
+    relaxed_store(r.lane, uint16_t(lane));
+    relaxed_store(r.team_seq, seq);
     r.done.store(0, std::memory_order_relaxed);
-    r.root = a.root;
-    r.bytes = a.bytes;
-    r.call_id = call_id;
+    relaxed_store(r.root, int32_t(a.root));
+    relaxed_store(r.bytes, uint64_t(a.bytes));
+    relaxed_store(r.call_id, uint32_t(call_id));
     if (tools) {  // read by the tools only; with none on (for the whole job) they stay 0
-      r.elem_size = a.elem_size;
-      r.redop = a.redop;
-      r.dest = reinterpret_cast<uintptr_t>(a.dest);
-      r.src = reinterpret_cast<uintptr_t>(a.src);
-      r.call_site = 0;
-      r.t_enter_ns = now_ns();
-      r.t_exit_ns = 0;
+      relaxed_store(r.elem_size, a.elem_size);
+      relaxed_store(r.redop, a.redop);
+      relaxed_store(r.dest, uint64_t(reinterpret_cast<uintptr_t>(a.dest)));
+      relaxed_store(r.src, uint64_t(reinterpret_cast<uintptr_t>(a.src)));
+      relaxed_store(r.call_site, uint64_t(0));
+      relaxed_store(r.t_enter_ns, now_ns());
+      relaxed_store(r.t_exit_ns, uint64_t(0));
     }
-    r.team_start = start;
-    r.team_stride = stride;
-    r.team_size = size;
-    r.team_id = team_id;
-    r.team_rel = team_rel;
+    relaxed_store(r.team_start, int32_t(start));
+    relaxed_store(r.team_stride, int32_t(stride));
+    relaxed_store(r.team_size, int32_t(size));
+    relaxed_store(r.team_id, team_id);
+    relaxed_store(r.team_rel, team_rel);
     r.seq.store(rs + 2, std::memory_order_release);
     prev_call_ = p->call_id.load(std::memory_order_relaxed);
     prev_state_ = p->state.load(std::memory_order_relaxed);
@@ -396,8 +397,12 @@ class CollScope {
     Page* p = d.page_;
     if (SYMMEM_DFX_UNLIKELY(d.tools_ != 0)) d.coll_end(ev_);
     ev_.record->done.store(1, std::memory_order_release);  // one word: readers need no sequence for it
-    p->call_id.store(prev_call_, std::memory_order_relaxed);
-    p->state.store(prev_state_, std::memory_order_release);
+    // An outermost collective of this thread entered from user code or init. A call or wait
+    // found on the page then was another thread's, which may have left since: user code
+    // (a thread still inside shows again once its wait sleeps).
+    const bool other = prev_state_ == uint32_t(State::kInCall) || prev_state_ == uint32_t(State::kWaiting);
+    p->call_id.store(other ? 0 : prev_call_, std::memory_order_relaxed);
+    p->state.store(other ? uint32_t(State::kUser) : prev_state_, std::memory_order_release);
     p->progress.store(p->progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     t_coll_ev = nullptr;
   }

@@ -231,4 +231,39 @@ TEST(Threads, MultipleThreadsIssueRmaAtomicsAndQuiet) {
   shmem_free(counter);
 }
 
+// Two threads of every PE run collectives at the same time, each on its own team (both
+// teams hold every PE): sum reductions, broadcasts from a moving root and syncs, checked
+// every round.
+TEST(Threads, CollectivesOnTwoTeamsAtOnce) {
+  const int n = npes(), k = 200;
+  shmem_team_t team[2];
+  for (auto& t : team) ASSERT_EQ(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, n, nullptr, 0, &t), 0);
+  long* buf = zalloc<long>(8);  // per thread: sum source and result, broadcast source and result
+  std::atomic<int> failures{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 2; ++t) {
+    ts.emplace_back([&, t] {
+      long* src = buf + 4 * t;
+      long* sum = src + 1;
+      long* bsrc = src + 2;
+      long* bdst = src + 3;
+      for (int i = 1; i <= k; ++i) {
+        *src = long(i) * (me() + 1) + t;
+        if (shmem_long_sum_reduce(team[t], sum, src, 1) != 0) failures++;
+        if (*sum != long(i) * n * (n + 1) / 2 + long(t) * n) failures++;
+        *bsrc = 1000L * i + 100L * t + me();
+        const int root = i % n;
+        if (shmem_long_broadcast(team[t], bdst, bsrc, 1, root) != 0) failures++;
+        if (*bdst != 1000L * i + 100L * t + root) failures++;
+        shmem_team_sync(team[t]);
+      }
+    });
+  }
+  for (auto& th : ts) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  for (auto& t : team) shmem_team_destroy(t);
+  shmem_barrier_all();
+  shmem_free(buf);
+}
+
 }  // namespace
