@@ -183,7 +183,7 @@ bool Dfx::wait_sleep(const WaitDesc& d) {
   const CollEvent* c = t_coll_ev;
   w.team_lane = c ? c->lane : -1;
   w.team_seq = c ? c->team_seq : 0;
-  w.since_ns = now_ns();
+  relaxed_store(w.since_ns, now_ns());
   w.seq.store(s + 2, std::memory_order_release);
   p->state.store(uint32_t(State::kWaiting), std::memory_order_release);
   for (auto& h : hooks_) h->wait_sleep(w);

@@ -28,6 +28,7 @@ struct Config;
 namespace symmem::dfx {
 
 #define SYMMEM_DFX_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SYMMEM_DFX_LIKELY(x) __builtin_expect(!!(x), 1)
 // -DSYMMEM_DFX=OFF (CMake) compiles every hook out, for measuring what they cost.
 #ifndef SYMMEM_DFX_HOOKS
 #define SYMMEM_DFX_HOOKS 1
@@ -343,14 +344,7 @@ class CollScope {
     // With a tool on, threads of one PE running collectives on different teams at once each
     // claim a slot (the checks look records up by team). Off, a plain increment: such threads
     // may share a slot, and the ring is then a hint, like the page's write ring.
-    uint64_t k;
-    if (tools) {
-      k = p->coll_count.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      k = p->coll_count.load(std::memory_order_relaxed);
-      p->coll_count.store(k + 1, std::memory_order_relaxed);
-    }
-    CollRecord& r = p->colls[k % kCollRing];
+    CollRecord& r = p->colls[claim(p, tools) % kCollRing];
     const uint32_t team_id = d.lane_team_[lane];
     const uint32_t team_rel = seq - d.lane_base_[lane];
     const uint32_t call_id = d.coll_call_[size_t(op)];
@@ -391,6 +385,24 @@ class CollScope {
     ev_.team_id = team_id;
     ev_.team_rel = team_rel;
     if (tools) d.coll_begin(ev_, start, stride, size, me, a);
+  }
+  // The ring index of a new record. It passes over a slot whose record is still open:
+  // another thread of this PE is in that collective (a few tries: one per such thread).
+  [[gnu::always_inline]] static uint64_t claim(Page* p, bool tools) {
+    for (int tries = 0;; ++tries) {
+      uint64_t k;
+      if (tools) {
+        k = p->coll_count.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        k = p->coll_count.load(std::memory_order_relaxed);
+        p->coll_count.store(k + 1, std::memory_order_relaxed);
+      }
+      const CollRecord& r = p->colls[k % kCollRing];
+      // (acquire: the closing thread's last reads of that record came before its done)
+      if (SYMMEM_DFX_LIKELY(r.done.load(std::memory_order_acquire) != 0) || r.seq.load(std::memory_order_relaxed) == 0 ||
+          tries == 8)
+        return k;
+    }
   }
   [[gnu::always_inline]] void leave() {
     Dfx& d = d_;

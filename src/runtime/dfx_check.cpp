@@ -159,7 +159,12 @@ class CheckTool final : public ToolHooks {
   std::atomic<uintptr_t> hit_lo_{0};
   std::atomic<uint64_t> hit_len_{0};
   // wait_tick: the collective last compared and when to look again.
-  uint64_t tick_key_ = ~0ull, next_tick_ns_ = 0, next_stall_ns_ = 0;
+  // wait_tick's clock, per thread (threads of a PE may wait in collectives at once).
+  struct Tick {
+    const CheckTool* tool = nullptr;
+    uint64_t key = ~0ull, next_tick_ns = 0, next_stall_ns = 0;
+  };
+  static thread_local Tick t_tick_;
   mutable std::map<int, std::unique_ptr<Page>> copies_;  // view()'s copies of remote pages
 };
 
@@ -279,12 +284,14 @@ void CheckTool::op_begin(OpEvent& ev) {
                   "source and destination of a non-blocking transfer must not overlap");
 }
 
+thread_local CheckTool::Tick CheckTool::t_tick_;
+
 void CheckTool::record_site(CollRecord& r) {
   const uint64_t site = encode_site(user_call_site());
   const uint32_t s = r.seq.load(std::memory_order_relaxed);
   r.seq.store(s + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
-  r.call_site = site;
+  relaxed_store(r.call_site, site);
   r.seq.store(s + 2, std::memory_order_release);
 }
 
@@ -475,19 +482,23 @@ void CheckTool::wait_tick(const WaitRecord& w) {
   const CollEvent* ev = CollScope::current();
   if (!ev) return;
   const uint64_t now = now_ns();
-  if (ev->record->call_site == 0 && now - w.since_ns > 1'000'000) record_site(*ev->record);
+  // (w may be another thread's wait: its fields are written with relaxed stores)
+  if (ev->record->call_site == 0 && now - std::atomic_ref<const uint64_t>(w.since_ns).load(std::memory_order_relaxed) > 1'000'000)
+    record_site(*ev->record);
   if (ev->lane == kActiveSetLane || ev->size < 2) return;
   const uint64_t key = uint64_t(ev->lane) << 32 | ev->team_rel;
-  if (key != tick_key_) {  // (the 20 ms between comparisons hold across calls: a wait that
-    tick_key_ = key;        // lasts comes back here, a short one was compared at coll_end)
-    next_stall_ns_ = ev->record->t_enter_ns + stall_ns_;
+  Tick& t = t_tick_;
+  if (t.tool != this) t = Tick{this};
+  if (key != t.key) {  // (the 20 ms between comparisons hold across calls: a wait that
+    t.key = key;        // lasts comes back here, a short one was compared at coll_end)
+    t.next_stall_ns = ev->record->t_enter_ns + stall_ns_;
   }
-  if (now >= next_tick_ns_) {  // sleeping anyway: compare with every member that has posted
-    next_tick_ns_ = now + 20'000'000;
+  if (now >= t.next_tick_ns) {  // sleeping anyway: compare with every member that has posted
+    t.next_tick_ns = now + 20'000'000;
     compare(*ev, false, true);
   }
-  if (stall_ns_ == 0 || now < next_stall_ns_) return;
-  next_stall_ns_ = now + 5'000'000'000ull;
+  if (stall_ns_ == 0 || now < t.next_stall_ns) return;
+  t.next_stall_ns = now + 5'000'000'000ull;
   // Stuck a while: a member that went past this call without it, or that is blocked in
   // another team's collective, will never arrive here.
   for (int i = 0; i < ev->size; ++i) {

@@ -470,11 +470,12 @@ class TraceTool final : public ToolHooks {
   void note_pair() {
     uint64_t tk, ns;
     if (read_pair(&tk, &ns) > kPairWindowNs) return;  // preempted: the last good pair stands
-    const uint32_t s = h_->pair_seq.load(std::memory_order_relaxed);
-    h_->pair_seq.store(s + 1, std::memory_order_relaxed);
+    // One writer at a time: a thread that finds another writing leaves it its pair.
+    uint32_t s = h_->pair_seq.load(std::memory_order_relaxed);
+    if ((s & 1) || !h_->pair_seq.compare_exchange_strong(s, s + 1, std::memory_order_relaxed)) return;
     std::atomic_thread_fence(std::memory_order_release);
-    h_->tick1 = tk;
-    h_->ns1 = ns;
+    relaxed_store(h_->tick1, tk);
+    relaxed_store(h_->ns1, ns);
     h_->pair_seq.store(s + 2, std::memory_order_release);
   }
 
