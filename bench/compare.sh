@@ -272,6 +272,14 @@ if [ $ucx = 1 ]; then
       '{ print "ucx_perftest,lo," 2 "," t "_lat," s "," $3 ",us,ok," r; print "ucx_perftest,lo," 2 "," t "_bw," s "," $6 ",MB/s,ok," r }' >>"$csv"
   }
   have_perf=0; command -v ucx_perftest >/dev/null && have_perf=1
+  # The libraries of a group in turn, in reverse order every other repetition: a run right
+  # after a peer's (OSHMEM's 1 GiB heap just freed) was sometimes several times slower
+  # here, so no library always follows the same one.
+  turns() {  # turns REP LIB...
+    local rep=$1 i
+    shift
+    if ((rep % 2)); then printf '%s\n' "$@"; else for ((i = $#; i >= 1; --i)); do echo "${!i}"; done; fi
+  }
   # Every group runs --repeat2 times (default 3), the libraries alternating run by run, so
   # that each figure is the median of runs seconds apart from its peers' (this machine's
   # speed drifts by several times within a minute when others build).
@@ -280,8 +288,14 @@ if [ $ucx = 1 ]; then
       # shellcheck disable=SC2086
       for group in put_lat,get_lat,put_pingpong fadd_lat put_bw get_bw; do
         [ "$n" = 2 ] || continue
-        group_name=$group ucx_run symmem ucx-tcp bench_p2p p2p "$n" $bench_args --only "$group"
-        [ $have_oshmem = 1 ] && group_name=$group ucx_run oshmem ucx-tcp oshmem_p2p p2p "$n" $bench_args --only "$group"
+        for lib in $(turns "$rep" symmem oshmem); do
+          case $lib in
+            symmem) group_name=$group ucx_run symmem ucx-tcp bench_p2p p2p "$n" $bench_args --only "$group" ;;
+            oshmem) if [ $have_oshmem = 1 ]; then
+                      group_name=$group ucx_run oshmem ucx-tcp oshmem_p2p p2p "$n" $bench_args --only "$group"
+                    fi ;;
+          esac
+        done
         if [ $have_perf = 1 ]; then
           case $group in
             put_lat,get_lat,put_pingpong) perf ucp_put_lat 8 2000; perf ucp_get 8 2000 ;;
@@ -292,9 +306,17 @@ if [ $ucx = 1 ]; then
       done
       # shellcheck disable=SC2086
       for group in barrier reduce_sum bcast fcollect alltoall; do
-        group_name=$group ucx_run symmem ucx-tcp bench_coll coll "$n" $bench_args --only "$group"
-        [ $have_oshmem = 1 ] && group_name=$group ucx_run oshmem ucx-tcp oshmem_coll coll "$n" $bench_args --only "$group"
-        [ $have_mpi = 1 ] && group_name=$group ucx_run mpi tcp mpi_coll coll "$n" $bench_args --only "$group"
+        for lib in $(turns "$rep" symmem oshmem mpi); do
+          case $lib in
+            symmem) group_name=$group ucx_run symmem ucx-tcp bench_coll coll "$n" $bench_args --only "$group" ;;
+            oshmem) if [ $have_oshmem = 1 ]; then
+                      group_name=$group ucx_run oshmem ucx-tcp oshmem_coll coll "$n" $bench_args --only "$group"
+                    fi ;;
+            mpi) if [ $have_mpi = 1 ]; then
+                   group_name=$group ucx_run mpi tcp mpi_coll coll "$n" $bench_args --only "$group"
+                 fi ;;
+          esac
+        done
       done
     done
   done
