@@ -280,6 +280,16 @@ if [ $ucx = 1 ]; then
     shift
     if ((rep % 2)); then printf '%s\n' "$@"; else for ((i = $#; i >= 1; --i)); do echo "${!i}"; done; fi
   }
+  group_run() {  # group_run LIB KIND(p2p|coll) NPES GROUP: one library's run of a group
+    local lib=$1 kind=$2 n=$3 group=$4 prog config=ucx-tcp
+    case $lib in
+      symmem) prog=bench_$kind ;;
+      oshmem) [ $have_oshmem = 1 ] || return 0; prog=oshmem_$kind ;;
+      mpi) [ $have_mpi = 1 ] || return 0; prog=mpi_$kind config=tcp ;;
+    esac
+    # shellcheck disable=SC2086
+    group_name=$group ucx_run "$lib" "$config" "$prog" "$kind" "$n" $bench_args --only "$group"
+  }
   # Every group runs --repeat2 times (default 3), the libraries alternating run by run, so
   # that each figure is the median of runs seconds apart from its peers' (this machine's
   # speed drifts by several times within a minute when others build).
@@ -288,14 +298,7 @@ if [ $ucx = 1 ]; then
       # shellcheck disable=SC2086
       for group in put_lat,get_lat,put_pingpong fadd_lat put_bw get_bw; do
         [ "$n" = 2 ] || continue
-        for lib in $(turns "$rep" symmem oshmem); do
-          case $lib in
-            symmem) group_name=$group ucx_run symmem ucx-tcp bench_p2p p2p "$n" $bench_args --only "$group" ;;
-            oshmem) if [ $have_oshmem = 1 ]; then
-                      group_name=$group ucx_run oshmem ucx-tcp oshmem_p2p p2p "$n" $bench_args --only "$group"
-                    fi ;;
-          esac
-        done
+        for lib in $(turns "$rep" symmem oshmem); do group_run "$lib" p2p "$n" "$group"; done
         if [ $have_perf = 1 ]; then
           case $group in
             put_lat,get_lat,put_pingpong) perf ucp_put_lat 8 2000; perf ucp_get 8 2000 ;;
@@ -306,17 +309,7 @@ if [ $ucx = 1 ]; then
       done
       # shellcheck disable=SC2086
       for group in barrier reduce_sum bcast fcollect alltoall; do
-        for lib in $(turns "$rep" symmem oshmem mpi); do
-          case $lib in
-            symmem) group_name=$group ucx_run symmem ucx-tcp bench_coll coll "$n" $bench_args --only "$group" ;;
-            oshmem) if [ $have_oshmem = 1 ]; then
-                      group_name=$group ucx_run oshmem ucx-tcp oshmem_coll coll "$n" $bench_args --only "$group"
-                    fi ;;
-            mpi) if [ $have_mpi = 1 ]; then
-                   group_name=$group ucx_run mpi tcp mpi_coll coll "$n" $bench_args --only "$group"
-                 fi ;;
-          esac
-        done
+        for lib in $(turns "$rep" symmem oshmem mpi); do group_run "$lib" coll "$n" "$group"; done
       done
     done
   done

@@ -158,8 +158,8 @@ class CheckTool final : public ToolHooks {
   // the pair; a torn pair can only skip a check, never report a good call).
   std::atomic<uintptr_t> hit_lo_{0};
   std::atomic<uint64_t> hit_len_{0};
-  // wait_tick: the collective last compared and when to look again.
-  // wait_tick's clock, per thread (threads of a PE may wait in collectives at once).
+  // wait_tick: the collective last compared and when to look again, per thread (threads of
+  // a PE may wait in collectives at once).
   struct Tick {
     const CheckTool* tool = nullptr;
     uint64_t key = ~0ull, next_tick_ns = 0, next_stall_ns = 0;
@@ -483,8 +483,8 @@ void CheckTool::wait_tick(const WaitRecord& w) {
   if (!ev) return;
   const uint64_t now = now_ns();
   // (w may be another thread's wait: its fields are written with relaxed stores)
-  if (ev->record->call_site == 0 && now - std::atomic_ref<const uint64_t>(w.since_ns).load(std::memory_order_relaxed) > 1'000'000)
-    record_site(*ev->record);
+  const uint64_t since = std::atomic_ref<const uint64_t>(w.since_ns).load(std::memory_order_relaxed);
+  if (ev->record->call_site == 0 && now - since > 1'000'000) record_site(*ev->record);
   if (ev->lane == kActiveSetLane || ev->size < 2) return;
   const uint64_t key = uint64_t(ev->lane) << 32 | ev->team_rel;
   Tick& t = t_tick_;
