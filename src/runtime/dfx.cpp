@@ -13,7 +13,7 @@
 
 namespace symmem::dfx {
 
-__thread const CollEvent* t_coll_ev = nullptr;
+__thread CollEvent* t_coll_ev = nullptr;
 
 namespace {
 
@@ -62,6 +62,7 @@ void Dfx::init(void* impl, const Config& cfg, int rank, int npes) {
   impl_ = impl;
   page_->rank = rank;
   page_->npes = npes;
+  lane_geometry(0, 0, 1, npes);  // TEAM_WORLD (TEAM_SHARED: team.cpp, once known)
   struct Want {
     Tool bit;
     bool on;
@@ -152,6 +153,7 @@ void Dfx::op_end(OpEvent& ev) {
 // ---------------------------------------------------------------- waits
 
 bool Dfx::wait_sleep(const WaitDesc& d) {
+  const int lane = coll_describe();  // a collective it waits in goes on the page first (its call, then the wait)
   Page* p = page_;
   WaitRecord& w = p->wait;
   // Claim the record; a wait of another thread that holds it stays shown.
@@ -180,9 +182,8 @@ bool Dfx::wait_sleep(const WaitDesc& d) {
     w.vec_index[k] = d.vec_index[k];
     w.vec_expect[k] = d.vec_expect[k];
   }
-  const CollEvent* c = t_coll_ev;
-  w.team_lane = c ? c->lane : -1;
-  w.team_seq = c ? c->team_seq : 0;
+  w.team_lane = lane;
+  w.team_seq = lane >= 0 ? p->lane_seq[lane].load(std::memory_order_relaxed) : 0;
   relaxed_store(w.since_ns, now_ns());
   w.seq.store(s + 2, std::memory_order_release);
   p->state.store(uint32_t(State::kWaiting), std::memory_order_release);
@@ -220,6 +221,7 @@ void Dfx::wait_end(const WaitDesc& d, uint64_t t0_ns) {
 // ---------------------------------------------------------------- blocking calls
 
 CallScope::CallScope(Dfx& d, const char* call) : d_(d) {
+  d.coll_describe();
   Page* p = d.page_;
   prev_call_ = p->call_id.load(std::memory_order_relaxed);
   prev_state_ = p->state.load(std::memory_order_relaxed);
@@ -234,7 +236,12 @@ CallScope::~CallScope() {
   bump(p->progress);
 }
 
-void Dfx::coll_begin(CollEvent& ev, int start, int stride, int size, int me, const CollArgs& a) {
+void Dfx::coll_begin(Op op, int lane, uint32_t seq, int start, int stride, int size, int me, const CollArgs& a) {
+  static thread_local CollEvent outer;  // a thread is in one outer collective at a time
+  CollEvent& ev = outer;
+  ev.op = op;
+  ev.lane = lane;
+  ev.team_seq = seq;
   ev.start = start;
   ev.stride = stride;
   ev.size = size;
@@ -246,11 +253,116 @@ void Dfx::coll_begin(CollEvent& ev, int start, int stride, int size, int me, con
   ev.dest = a.dest;
   ev.src = a.src;
   ev.t0_ns = 0;
+  ev.record = nullptr;
+  t_coll_ev = &ev;
+  describe_coll(lane, page_->lane_hist[lane][seq % kLaneHist].load(std::memory_order_relaxed), &ev);
   for (auto& h : hooks_) h->coll_begin(ev);
 }
 
-void Dfx::coll_end(CollEvent& ev) {
-  for (auto& h : hooks_) h->coll_end(ev);
+void Dfx::coll_end() {
+  for (auto& h : hooks_) h->coll_end(*t_coll_ev);
+  t_coll_ev = nullptr;
+}
+
+int Dfx::coll_describe() {
+  if (const CollEvent* c = t_coll_ev) return c->lane;  // a tool is on: described on entry
+  // Without a tool: the open collective of this thread, the one whose frame is the nearest
+  // above this one on the stack (another thread's lies in another thread's stack).
+  const Page* p = page_;
+  const uintptr_t sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  constexpr uintptr_t kReach = 1u << 20;  // a wait lies within this much of its collective's frame
+  int best = -1;
+  uintptr_t best_frame = 0;
+  for (int l = 0; l < kTeamLanes; ++l) {
+    const uint32_t n = p->lane_seq[l].load(std::memory_order_relaxed);
+    if (!(p->lane_hist[l][n % kLaneHist].load(std::memory_order_relaxed) & kBriefOpen)) continue;
+    const uintptr_t f = std::atomic_ref<uintptr_t>(lane_args_[l].frame).load(std::memory_order_relaxed);
+    if (f <= sp || f - sp > kReach || (best >= 0 && f >= best_frame)) continue;
+    best = l;
+    best_frame = f;
+  }
+  if (best < 0) return -1;
+  if (lane_rec_[best].rec.load(std::memory_order_relaxed) == nullptr) {
+    const uint32_t n = p->lane_seq[best].load(std::memory_order_relaxed);
+    describe_coll(best, p->lane_hist[best][n % kLaneHist].load(std::memory_order_relaxed), nullptr);
+  }
+  return best;
+}
+
+bool Dfx::describe_coll(int lane, uint64_t b, const CollEvent* ev) {
+  Page* p = page_;
+  const Brief br = brief_of(b);
+  const bool tools = ev != nullptr;
+  // The ring index: it passes over a slot whose record is still open (another thread of
+  // this PE is in that collective; a few tries, one per such thread).
+  uint64_t k = 0;
+  for (int tries = 0; tries <= 8; ++tries) {
+    k = p->coll_count.fetch_add(1, std::memory_order_relaxed);
+    const CollRecord& o = p->colls[k % kCollRing];
+    // (acquire: the closing thread's last reads of that record came before its done)
+    if (o.done.load(std::memory_order_acquire) != 0 || o.seq.load(std::memory_order_relaxed) == 0) break;
+  }
+  CollRecord& r = p->colls[k % kCollRing];
+  LaneRec& lr = lane_rec_[lane];
+  CollRecord* none = nullptr;
+  if (!lr.rec.compare_exchange_strong(none, &r, std::memory_order_relaxed)) return false;
+  const LaneGeom g{std::atomic_ref<int32_t>(lane_geom_[lane].start).load(std::memory_order_relaxed),
+                   std::atomic_ref<int32_t>(lane_geom_[lane].stride).load(std::memory_order_relaxed),
+                   std::atomic_ref<int32_t>(lane_geom_[lane].size).load(std::memory_order_relaxed)};
+  const bool args = (b & kBriefArgs) != 0;
+  const uint32_t s = r.seq.load(std::memory_order_relaxed);
+  r.seq.store(s + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  // Relaxed stores (plain moves), as every record the page's readers copy while it changes.
+  relaxed_store(r.op, uint16_t(br.op));
+  relaxed_store(r.lane, uint16_t(lane));
+  relaxed_store(r.team_seq, br.team_seq);
+  r.done.store(0, std::memory_order_relaxed);
+  relaxed_store(r.root, tools  ? int32_t(ev->root)
+                        : args ? std::atomic_ref<int32_t>(lane_args_[lane].root).load(std::memory_order_relaxed)
+                               : int32_t(-1));
+  relaxed_store(r.bytes, tools  ? uint64_t(ev->bytes)
+                         : args ? std::atomic_ref<uint64_t>(lane_args_[lane].bytes).load(std::memory_order_relaxed)
+                                : uint64_t(0));
+  relaxed_store(r.call_id, br.call_id);
+  // read by the tools only; with none on (for the whole job) they stay 0
+  relaxed_store(r.elem_size, tools ? ev->elem_size : 0u);
+  relaxed_store(r.redop, tools ? ev->redop : 0u);
+  relaxed_store(r.dest, tools ? uint64_t(reinterpret_cast<uintptr_t>(ev->dest)) : uint64_t(0));
+  relaxed_store(r.src, tools ? uint64_t(reinterpret_cast<uintptr_t>(ev->src)) : uint64_t(0));
+  relaxed_store(r.call_site, uint64_t(0));
+  relaxed_store(r.t_enter_ns, tools ? now_ns() : uint64_t(0));
+  relaxed_store(r.t_exit_ns, uint64_t(0));
+  relaxed_store(r.team_start, int32_t(tools ? ev->start : g.start));
+  relaxed_store(r.team_stride, int32_t(tools ? ev->stride : g.stride));
+  relaxed_store(r.team_size, int32_t(tools ? ev->size : g.size));
+  relaxed_store(r.team_id, lane_team_[lane]);
+  relaxed_store(r.team_rel, br.team_seq - lane_base_[lane]);
+  r.seq.store(s + 2, std::memory_order_release);
+  if (tools) {
+    CollEvent& e = const_cast<CollEvent&>(*ev);
+    e.record = &r;
+    e.team_id = lane_team_[lane];
+    e.team_rel = br.team_seq - lane_base_[lane];
+  }
+  lr.prev_call = p->call_id.load(std::memory_order_relaxed);
+  lr.prev_state = p->state.load(std::memory_order_relaxed);
+  p->call_id.store(br.call_id, std::memory_order_relaxed);
+  p->state.store(uint32_t(State::kInCall), std::memory_order_release);
+  return true;
+}
+
+void Dfx::coll_undescribe(int lane) {
+  Page* p = page_;
+  LaneRec& lr = lane_rec_[lane];
+  lr.rec.exchange(nullptr, std::memory_order_relaxed)->done.store(1, std::memory_order_release);
+  // An outermost collective of this thread entered from user code or init. A call or wait
+  // found on the page then was another thread's, which may have left since: user code
+  // (a thread still inside shows again once its wait sleeps).
+  const bool other = lr.prev_state == uint32_t(State::kInCall) || lr.prev_state == uint32_t(State::kWaiting);
+  p->call_id.store(other ? 0 : lr.prev_call, std::memory_order_relaxed);
+  p->state.store(other ? uint32_t(State::kUser) : lr.prev_state, std::memory_order_release);
+  bump(p->progress);
 }
 
 void Dfx::coll_arrived() {
@@ -260,13 +372,15 @@ void Dfx::coll_arrived() {
 
 void Dfx::team_created(int lane, int parent_lane, int start, int stride, int size) {
   // The members agree on the parent team and on the split's number there, so on this id.
-  const CollEvent* c = t_coll_ev;
+  // (the split is the parent lane's latest collective)
+  const uint32_t split_rel = page_->lane_seq[parent_lane].load(std::memory_order_relaxed) - lane_base_[parent_lane];
   uint64_t h = 0x9e3779b97f4a7c15ull * (uint64_t(lane_team_[parent_lane]) + 1);
-  for (uint64_t v : {uint64_t(c ? c->team_rel : 0), uint64_t(uint32_t(start)), uint64_t(uint32_t(stride)),
+  for (uint64_t v : {uint64_t(split_rel), uint64_t(uint32_t(start)), uint64_t(uint32_t(stride)),
                      uint64_t(uint32_t(size))})
     h = (h ^ v) * 0x100000001b3ull;
   lane_team_[lane] = uint32_t(h ^ (h >> 32)) | 2u;  // never 0 or 1 (world, shared)
   lane_base_[lane] = page_->lane_seq[lane].load(std::memory_order_relaxed);
+  lane_geometry(lane, start, stride, size);
 }
 
 // ---------------------------------------------------------------- allocations and names

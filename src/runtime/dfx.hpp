@@ -66,8 +66,8 @@ struct CollEvent {
   const void* src;
   CollRecord* record;          // this PE's page record of it
   uint64_t t0_ns;
-  uint32_t team_id = 0;        // CollRecord::team_id / team_rel
-  uint32_t team_rel = 0;
+  uint32_t team_id;            // CollRecord::team_id / team_rel
+  uint32_t team_rel;
 };
 
 struct WaitDesc;
@@ -203,10 +203,23 @@ class Dfx {
   // A split put a new team into `lane` (called inside the split's collective): later
   // records of the lane name that team and number its collectives from 1.
   void team_created(int lane, int parent_lane, int start, int stride, int size);
-  // A tool is on: the rest of the outer collective's event (CollScope filled op, lane,
-  // team_seq, record, team_id, team_rel), then every tool's coll_begin / coll_end.
-  void coll_begin(CollEvent& ev, int start, int stride, int size, int me, const CollArgs& a);
-  void coll_end(CollEvent& ev);
+  // A tool is on: the collective's event (this thread's t_coll_ev) filled, the collective
+  // described at once, then every tool's coll_begin / coll_end.
+  void coll_begin(Op op, int lane, uint32_t seq, int start, int stride, int size, int me, const CollArgs& a);
+  void coll_end();
+  // The collective this thread waits in goes on the page in full, if it is not yet: its
+  // record in the ring, the page's call and state (a wait goes to sleep, a blocking call).
+  // Returns its lane, or -1 when in none.
+  int coll_describe();
+  // A described collective of `lane` leaves: its record done, the page's call and state
+  // restored.
+  void coll_undescribe(int lane);
+  // The PEs of the team in `lane` (world at init, TEAM_SHARED, splits; active sets per call).
+  void lane_geometry(int lane, int start, int stride, int size) {
+    relaxed_store(lane_geom_[lane].start, int32_t(start));
+    relaxed_store(lane_geom_[lane].stride, int32_t(stride));
+    relaxed_store(lane_geom_[lane].size, int32_t(size));
+  }
 
   // Names an address for a report: "'halo' (malloc #3, 64 KiB) +4096", "static 'target' +0".
   std::string describe(const void* addr) const;
@@ -224,6 +237,9 @@ class Dfx {
  private:
   friend class CallScope;
   friend class CollScope;
+  // Writes lane's open collective in full (its brief word `b`) with `ev`'s tool fields when
+  // a tool is on; false when another thread did first.
+  bool describe_coll(int lane, uint64_t b, const CollEvent* ev);
   Page* page_;
   std::unique_ptr<Page> own_;  // before attach
   // Interned names by the caller's pointer: (pointer << 16) | id in one word, so that threads
@@ -238,6 +254,23 @@ class Dfx {
   uint32_t lane_team_[kTeamLanes] = {0, 1};  // team id in each lane (world 0, shared 1)
   uint32_t lane_base_[kTeamLanes] = {};      // lane_seq when that team arrived
   uint16_t coll_call_[size_t(Op::kCount)] = {};  // names index of each op, interned at construction
+  // Per lane, for describing its open collective later (one thread at a time per lane):
+  // its root and bytes (written on entry when the op has them), the team, its record.
+  struct LaneArgs {
+    uintptr_t frame;  // the collective's frame, on its thread's stack
+    int32_t root;
+    uint64_t bytes;
+  };
+  struct LaneGeom {
+    int32_t start, stride, size;
+  };
+  struct LaneRec {
+    std::atomic<CollRecord*> rec{nullptr};  // described: its record (claimed with a CAS)
+    uint32_t prev_call = 0, prev_state = 0;  // the page's call and state before
+  };
+  LaneArgs lane_args_[kTeamLanes] = {};
+  LaneGeom lane_geom_[kTeamLanes] = {};
+  LaneRec lane_rec_[kTeamLanes];
 };
 
 #if SYMMEM_DFX_HOOKS
@@ -299,131 +332,81 @@ struct CollArgs {
   const void* src = nullptr;
 };
 
-// This thread's outermost collective (CollScope), or null. __thread, initial-exec: one load
-// from the thread pointer inline, no TLS wrapper or __tls_get_addr call per collective.
-extern __thread const CollEvent* t_coll_ev __attribute__((tls_model("initial-exec")));
+// With a tool on: this thread's outermost collective (CollScope), or null.
+extern __thread CollEvent* t_coll_ev __attribute__((tls_model("initial-exec")));
 
-// A collective on one team lane: numbered, recorded in the page's ring, shown to the tools.
-// A collective inside another (the barrier of a malloc, the syncs of a broadcast) is part
-// of the outer one and records nothing.
+// A collective on one team lane: numbered, kept on the page, shown to the tools. A
+// collective inside another (the barrier of a malloc, the syncs of a broadcast; always on
+// the same team) is part of the outer one and records nothing.
 //
-// Always on, and a 2-PE barrier lasts ~0.1 us, so with every tool off this is inline, with
-// no locked instruction and no call: the lane's number, one ring record (what the hang
-// report and pe_status read) and the page's call and state, plain stores to lines only this
-// PE writes. With a tool on, the record's tool fields (addresses, entry time), the whole
-// event and the hooks follow (Dfx::coll_begin, out of line).
+// Always on, and a 2-PE barrier lasts ~0.05 us, so with every tool off this is inline, with
+// no thread-local access, no locked instruction and no call: it reads the lane's number and
+// brief word (open: a collective of the lane is under way, this one is inside it), and an
+// outer one writes both, and the brief word again on exit, plain stores to lines only this
+// PE writes. Threads never run collectives on one team at once, so a lane has one writer.
+// The full record (Page::colls) and the page's call and state are written only once the
+// collective waits (Dfx::coll_describe, from a wait going to sleep or a blocking call inside
+// it), as a wait describes itself only once it sleeps: a collective that never waits is
+// over before anybody could look. With a tool on, every collective is described on entry
+// and the hooks follow (Dfx::coll_begin, out of line).
 class CollScope {
  public:
 #if SYMMEM_DFX_HOOKS
-  [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me,
-                                   const CollArgs& a = {})
-      : d_(d), outer_(t_coll_ev == nullptr) {
-    if (outer_) enter(op, lane, start, stride, size, me, a);
+  [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me)
+      : d_(d), lane_(lane), seq_(0), brief_(0) {
+    if (enter(op, start, stride, size) && SYMMEM_DFX_UNLIKELY(d.tools_ != 0))
+      d.coll_begin(op, lane, seq_, start, stride, size, me, CollArgs{});
+  }
+  [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me, const CollArgs& a)
+      : d_(d), lane_(lane), seq_(0), brief_(0) {
+    if (!enter(op, start, stride, size, kBriefArgs)) return;
+    relaxed_store(d.lane_args_[lane].root, int32_t(a.root));
+    relaxed_store(d.lane_args_[lane].bytes, uint64_t(a.bytes));
+    if (SYMMEM_DFX_UNLIKELY(d.tools_ != 0)) d.coll_begin(op, lane, seq_, start, stride, size, me, a);
   }
   [[gnu::always_inline]] ~CollScope() {
-    if (outer_) leave();
+    if (seq_ == 0) return;  // inside another
+    Dfx& d = d_;
+    if (SYMMEM_DFX_UNLIKELY(d.tools_ != 0)) d.coll_end();
+    if (SYMMEM_DFX_UNLIKELY(d.lane_rec_[lane_].rec.load(std::memory_order_relaxed) != nullptr)) d.coll_undescribe(lane_);
+    d.page_->lane_hist[lane_][seq_ % kLaneHist].store(brief_ & ~kBriefOpen, std::memory_order_relaxed);
   }
 #else
-  CollScope(Dfx& d, Op, int, int, int, int, int, const CollArgs& = {}) : d_(d), outer_(false) {}
+  CollScope(Dfx& d, Op, int, int, int, int, int, const CollArgs& = {}) : d_(d) {}
 #endif
   CollScope(const CollScope&) = delete;
   CollScope& operator=(const CollScope&) = delete;
-  // This thread's outermost collective, or null. With every tool off only op, lane,
-  // team_seq, record, team_id and team_rel are set (what the page and team splits use).
+  // With a tool on: this thread's outermost collective, or null.
   static const CollEvent* current() { return t_coll_ev; }
 
  private:
 #if SYMMEM_DFX_HOOKS
-  [[gnu::always_inline]] void enter(Op op, int lane, int start, int stride, int size, int me, const CollArgs& a) {
+  // False (and seq_ 0) inside another collective of the lane.
+  [[gnu::always_inline]] bool enter(Op op, int start, int stride, int size, uint64_t flags = 0) {
     Dfx& d = d_;
     Page* p = d.page_;
-    const bool tools = SYMMEM_DFX_UNLIKELY(d.tools_ != 0);
-    t_coll_ev = &ev_;
-    const uint32_t seq = p->lane_seq[lane].load(std::memory_order_relaxed) + 1;
-    p->lane_seq[lane].store(seq, std::memory_order_relaxed);
-    // With a tool on, threads of one PE running collectives on different teams at once each
-    // claim a slot (the checks look records up by team). Off, a plain increment: such threads
-    // may share a slot, and the ring is then a hint, like the page's write ring.
-    CollRecord& r = p->colls[claim(p, tools) % kCollRing];
-    const uint32_t team_id = d.lane_team_[lane];
-    const uint32_t team_rel = seq - d.lane_base_[lane];
-    const uint32_t call_id = d.coll_call_[size_t(op)];
-    const uint32_t rs = r.seq.load(std::memory_order_relaxed);
-    r.seq.store(rs + 1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
-    // Relaxed stores (plain moves): without a tool, two threads may share the slot.
-    relaxed_store(r.op, uint16_t(op));
-    relaxed_store(r.lane, uint16_t(lane));
-    relaxed_store(r.team_seq, seq);
-    r.done.store(0, std::memory_order_relaxed);
-    relaxed_store(r.root, int32_t(a.root));
-    relaxed_store(r.bytes, uint64_t(a.bytes));
-    relaxed_store(r.call_id, uint32_t(call_id));
-    if (tools) {  // read by the tools only; with none on (for the whole job) they stay 0
-      relaxed_store(r.elem_size, a.elem_size);
-      relaxed_store(r.redop, a.redop);
-      relaxed_store(r.dest, uint64_t(reinterpret_cast<uintptr_t>(a.dest)));
-      relaxed_store(r.src, uint64_t(reinterpret_cast<uintptr_t>(a.src)));
-      relaxed_store(r.call_site, uint64_t(0));
-      relaxed_store(r.t_enter_ns, now_ns());
-      relaxed_store(r.t_exit_ns, uint64_t(0));
+    const uint32_t now = p->lane_seq[lane_].load(std::memory_order_relaxed);
+    if (p->lane_hist[lane_][now % kLaneHist].load(std::memory_order_relaxed) & kBriefOpen) {
+      seq_ = 0;
+      return false;
     }
-    relaxed_store(r.team_start, int32_t(start));
-    relaxed_store(r.team_stride, int32_t(stride));
-    relaxed_store(r.team_size, int32_t(size));
-    relaxed_store(r.team_id, team_id);
-    relaxed_store(r.team_rel, team_rel);
-    r.seq.store(rs + 2, std::memory_order_release);
-    prev_call_ = p->call_id.load(std::memory_order_relaxed);
-    prev_state_ = p->state.load(std::memory_order_relaxed);
-    p->call_id.store(call_id, std::memory_order_relaxed);
-    p->state.store(uint32_t(State::kInCall), std::memory_order_release);
-    ev_.op = op;
-    ev_.lane = lane;
-    ev_.team_seq = seq;
-    ev_.record = &r;
-    ev_.team_id = team_id;
-    ev_.team_rel = team_rel;
-    if (tools) d.coll_begin(ev_, start, stride, size, me, a);
-  }
-  // The ring index of a new record. It passes over a slot whose record is still open:
-  // another thread of this PE is in that collective (a few tries: one per such thread).
-  [[gnu::always_inline]] static uint64_t claim(Page* p, bool tools) {
-    for (int tries = 0;; ++tries) {
-      uint64_t k;
-      if (tools) {
-        k = p->coll_count.fetch_add(1, std::memory_order_relaxed);
-      } else {
-        k = p->coll_count.load(std::memory_order_relaxed);
-        p->coll_count.store(k + 1, std::memory_order_relaxed);
-      }
-      const CollRecord& r = p->colls[k % kCollRing];
-      // (acquire: the closing thread's last reads of that record came before its done)
-      if (SYMMEM_DFX_LIKELY(r.done.load(std::memory_order_acquire) != 0) || r.seq.load(std::memory_order_relaxed) == 0 ||
-          tries == 8)
-        return k;
-    }
-  }
-  [[gnu::always_inline]] void leave() {
-    Dfx& d = d_;
-    Page* p = d.page_;
-    if (SYMMEM_DFX_UNLIKELY(d.tools_ != 0)) d.coll_end(ev_);
-    ev_.record->done.store(1, std::memory_order_release);  // one word: readers need no sequence for it
-    // An outermost collective of this thread entered from user code or init. A call or wait
-    // found on the page then was another thread's, which may have left since: user code
-    // (a thread still inside shows again once its wait sleeps).
-    const bool other = prev_state_ == uint32_t(State::kInCall) || prev_state_ == uint32_t(State::kWaiting);
-    p->call_id.store(other ? 0 : prev_call_, std::memory_order_relaxed);
-    p->state.store(other ? uint32_t(State::kUser) : prev_state_, std::memory_order_release);
-    p->progress.store(p->progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    t_coll_ev = nullptr;
+    seq_ = now + 1;
+    p->lane_seq[lane_].store(seq_, std::memory_order_relaxed);
+    brief_ = brief_word(op, d.coll_call_[size_t(op)], seq_, true) | flags;
+    p->lane_hist[lane_][seq_ % kLaneHist].store(brief_, std::memory_order_relaxed);
+    // This thread's frame: a wait of this thread, deeper on its stack, finds its lane by it.
+    relaxed_store(d.lane_args_[lane_].frame, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
+    if (SYMMEM_DFX_UNLIKELY(lane_ == kActiveSetLane)) d.lane_geometry(lane_, start, stride, size);
+    return true;
   }
 #endif
 
+  // Kept in registers: nothing here has its address taken (the event of the tools lives
+  // in Dfx::coll_begin's thread-local storage).
   Dfx& d_;
-  bool outer_;
-  uint32_t prev_call_ = 0, prev_state_ = 0;
-  CollEvent ev_;  // written by an outer scope only, in part (see current())
+  int lane_;
+  uint32_t seq_;
+  uint64_t brief_;
 };
 
 // "static 'name' +off" for an address inside a variable of the executable, from its ELF

@@ -77,7 +77,7 @@ struct Coll {
   uint32_t seq = 0, done = 0, call_id = 0;
   int32_t root = -1;
   uint64_t bytes = 0;
-  int32_t start = 0, stride = 1, size = 0;
+  int32_t start = 0, stride = 1, size = 0;  // size 0: only the brief word is known
 };
 
 struct Write {
@@ -95,7 +95,8 @@ struct Snap {
   bool waiting = false;  // state kWaiting with a stable wait record
   Wait w;
   uint32_t lane_seq[kTeamLanes] = {};
-  std::vector<Coll> recent;  // newest first
+  std::vector<Coll> recent;  // each lane's latest (lane_hist), newest first, lane 0 first
+  std::vector<Coll> full;    // the ring's records (described collectives), newest first
   std::vector<Write> writes;  // newest first
   uint64_t write_count = 0, ucx_posted = 0, ucx_quieted = 0, quiet_count = 0;
   bool writes_all = false;   // plain puts on the node are recorded too
@@ -163,8 +164,21 @@ Snap take(const PeInfo& pi) {
   for (uint64_t i = s.coll_count; i > 0 && s.coll_count - i < uint64_t(kCollRing); --i) {
     CollRecord c;
     if (!read_stable(p->colls[(i - 1) % kCollRing], &c)) continue;
-    s.recent.push_back({c.op, c.lane, c.team_seq, c.done, c.call_id, c.root, c.bytes, c.team_start, c.team_stride,
-                        c.team_size});
+    s.full.push_back({c.op, c.lane, c.team_seq, c.done, c.call_id, c.root, c.bytes, c.team_start, c.team_stride,
+                      c.team_size});
+  }
+  for (int l = 0; l < kTeamLanes; ++l) {
+    for (uint32_t j = 0; j < uint32_t(kLaneHist) && j < s.lane_seq[l]; ++j) {
+      const uint32_t seq = s.lane_seq[l] - j;
+      const Brief b = brief_of(p->lane_hist[l][seq % kLaneHist].load(std::memory_order_relaxed));
+      if (b.team_seq != seq) continue;  // being rewritten
+      Coll c;
+      c.op = uint16_t(b.op), c.lane = uint16_t(l), c.seq = seq, c.done = b.done, c.call_id = b.call_id;
+      for (const Coll& f : s.full)
+        if (f.lane == c.lane && f.seq == seq) c.root = f.root, c.bytes = f.bytes, c.start = f.start, c.stride = f.stride,
+                                              c.size = f.size;
+      s.recent.push_back(c);
+    }
   }
   s.writes_all = p->writes_all.load(std::memory_order_relaxed) != 0;
   s.quiet_count = p->quiet_count.load(std::memory_order_relaxed);
@@ -345,7 +359,11 @@ const char* op_name_fallback(Op op) {
   }
 }
 
+// The collective the PE is in: its described record, or else (entered, not yet waiting)
+// the newest brief word not left.
 const Coll* open_coll(const Snap& s) {
+  for (const Coll& c : s.full)
+    if (!c.done) return &c;
   for (const Coll& c : s.recent)
     if (!c.done) return &c;
   return nullptr;
@@ -358,7 +376,9 @@ Doing doing(const PeInfo& pi, const Snap& s) {
   if (!s.visible) return pi.remote ? Doing{"remote", "other node", "", -1, 0, nullptr} : Doing{"init", "init", "", -1, 0, nullptr};
   switch (s.state) {
     case State::kInit: return {"init", "init", "", -1, 0, nullptr};
-    case State::kUser: return {"user", "user code", "", -1, 0, nullptr};
+    case State::kUser:  // in a collective that has not waited yet: in it all the same
+      if (!open_coll(s)) return {"user", "user code", "", -1, 0, nullptr};
+      break;
     case State::kFinalized: return {"final", "finalized", "", -1, 0, nullptr};
     default: break;
   }
@@ -571,7 +591,9 @@ std::string vector_lines(const Source& src, const PeView& p, int pe) {
 std::string state_at_end(const Page* page, const Snap& s) {
   if (!s.visible) return "";
   switch (s.state) {
-    case State::kUser: return "running user code";
+    case State::kUser:
+      if (!open_coll(s)) return "running user code";
+      break;
     case State::kInit: return "in init";
     case State::kFinalized: return "finalized";
     default: break;
@@ -632,7 +654,8 @@ Report build(const Source& src, const Options& opt) {
     if (p.a.visible && p.b.visible)
       // A state change inside one call (in call -> asleep, as a PE that handed its CPU over
       // goes to sleep) is not progress; entering or leaving a call changes call_id or progress.
-      p.moved = p.a.progress != p.b.progress || p.a.coll_count != p.b.coll_count || p.a.call_id != p.b.call_id;
+      p.moved = p.a.progress != p.b.progress || p.a.coll_count != p.b.coll_count || p.a.call_id != p.b.call_id ||
+                std::memcmp(p.a.lane_seq, p.b.lane_seq, sizeof p.a.lane_seq) != 0;
     if (p.a.cpu_s >= 0 && p.b.cpu_s >= 0 && gap > 0) p.cpu_pct = 100.0 * (p.b.cpu_s - p.a.cpu_s) / gap;
     if (p.b.waiting && !pi.page && pi.summarized) {
       p.sat = pi.r_sat;
@@ -1099,6 +1122,7 @@ bool Monitor::look(Source& src, double hang_s) {
       sig = sig * 31 + uint64_t(st);
       sig = sig * 31 + p->progress.load(std::memory_order_relaxed);
       sig = sig * 31 + p->coll_count.load(std::memory_order_relaxed);
+      sig = sig * 31 + collectives_entered(*p);
       sig = sig * 31 + p->call_id.load(std::memory_order_relaxed);
     }
     sig += visible ? 1 : 0;

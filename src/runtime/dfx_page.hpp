@@ -14,10 +14,11 @@
 namespace symmem::dfx {
 
 inline constexpr uint64_t kPageMagic = 0x3170676678666473ull;  // "sdfxgpg1"
-inline constexpr uint32_t kPageVersion = 7;  // 2: allocation slots, layout; 3: race ring; 4: team ids, check claim; 5: write ring; 6: vector waits; 7: exit times
+inline constexpr uint32_t kPageVersion = 8;  // 2: allocation slots, layout; 3: race ring; 4: team ids, check claim; 5: write ring; 6: vector waits; 7: exit times; 8: lane history
 inline constexpr int kTeamLanes = 65;       // team slots 0..63, lane 64: pSync active sets
 inline constexpr int kActiveSetLane = 64;
-inline constexpr int kCollRing = 64;        // recent collectives, all teams together
+inline constexpr int kCollRing = 64;        // recent collectives described in full, all teams together
+inline constexpr int kLaneHist = 8;         // each lane's latest collectives, in brief
 inline constexpr int kNames = 256;          // interned call names
 inline constexpr int kNameLen = 32;
 inline constexpr int kAllocSlots = 128;     // live allocations named on the page
@@ -76,7 +77,25 @@ struct WaitRecord {
   uint64_t vec_expect[kWaitWords];
 };
 
-// One collective as this PE called it.
+// A collective in brief (Page::lane_hist): one word, written with one store on entry and
+// one on exit. Bits 0-7: Op; 8-23: names index of the call; 24: open (this PE is inside
+// it); 25: the root and size are known (Dfx::lane_args_); 32-63: team_seq.
+inline constexpr uint64_t kBriefOpen = 1ull << 24;
+inline constexpr uint64_t kBriefArgs = 1ull << 25;
+inline constexpr uint64_t brief_word(Op op, uint32_t call_id, uint32_t team_seq, bool open) {
+  return uint64_t(op) | uint64_t(call_id) << 8 | (open ? kBriefOpen : 0) | uint64_t(team_seq) << 32;
+}
+struct Brief {
+  Op op;
+  uint32_t call_id, team_seq;
+  bool done;
+};
+inline Brief brief_of(uint64_t w) {
+  return {Op(w & 0xff), uint32_t(w >> 8) & 0xffff, uint32_t(w >> 32), (w & kBriefOpen) == 0};
+}
+
+// One collective as this PE called it, in full: with a tool on, every collective; with
+// none, one that waited (it describes itself once it goes to sleep, as a wait does).
 struct CollRecord {
   std::atomic<uint32_t> seq;  // record sequence (odd while written)
   uint16_t op;                // Op
@@ -154,8 +173,10 @@ struct alignas(64) Page {
   uint32_t pad0;
   std::atomic<uint64_t> call_site;
   alignas(64) WaitRecord wait;
-  // Per lane: this PE's number of its latest collective there (0: none yet).
+  // Per lane: this PE's number of its latest collective there (0: none yet), and its
+  // latest kLaneHist collectives in brief (collective n at lane_hist[lane][n % kLaneHist]).
   alignas(64) std::atomic<uint32_t> lane_seq[kTeamLanes];
+  alignas(64) std::atomic<uint64_t> lane_hist[kTeamLanes][kLaneHist];
   alignas(64) std::atomic<uint64_t> coll_count;  // records claimed; record i at colls[i % kCollRing]
   CollRecord colls[kCollRing];
   std::atomic<uint32_t> name_count;
@@ -213,6 +234,13 @@ inline AllocSlot* page_alloc_find(Page& p, uint64_t offset) {
   for (AllocSlot& a : p.allocs)
     if (a.number != 0 && a.offset == offset) return &a;
   return nullptr;
+}
+
+// The PE's collectives so far, all lanes together: it moved when this changed.
+inline uint64_t collectives_entered(const Page& p) {
+  uint64_t n = 0;
+  for (const auto& l : p.lane_seq) n += l.load(std::memory_order_relaxed);
+  return n;
 }
 
 // A field of a record that threads of one PE may write at once: a relaxed atomic store (a

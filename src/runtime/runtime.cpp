@@ -559,13 +559,11 @@ Runtime::PeStatus Runtime::pe_status(int pe) const {
     st.waiting_s = double(dfx::now_ns() - w.since_ns) * 1e-9;
   }
   st.world_collectives = p.lane_seq[0].load(std::memory_order_relaxed);
-  const uint64_t k = p.coll_count.load(std::memory_order_acquire);
-  for (uint64_t i = k; i > 0 && k - i < uint64_t(dfx::kCollRing); --i) {
-    dfx::CollRecord c;
-    if (!dfx::read_stable(p.colls[(i - 1) % dfx::kCollRing], &c) || c.lane != 0) continue;
-    st.last_collective = dfx::op_name(dfx::Op(c.op));
-    st.last_collective_done = c.done != 0;
-    break;
+  const uint32_t n = st.world_collectives;
+  const dfx::Brief b = dfx::brief_of(p.lane_hist[0][n % dfx::kLaneHist].load(std::memory_order_relaxed));
+  if (n > 0 && b.team_seq == n) {
+    st.last_collective = dfx::op_name(b.op);
+    st.last_collective_done = b.done;
   }
   return st;
 }

@@ -80,6 +80,7 @@ TeamRegistry::TeamRegistry(Runtime::Impl* rt) : rt_(rt) {
     }
     shared_->me = shared_->index_of(rt->rank_);
   }
+  rt->dfx_.lane_geometry(kSharedSlot, shared_->start, shared_->stride, shared_->size);
 }
 
 TeamRegistry::~TeamRegistry() = default;

@@ -98,10 +98,12 @@ struct TeamState {
   TeamSlot* slot_of(int world) const { return reinterpret_cast<TeamSlot*>(rt->meta_bytes(world) + slot_off); }
   // Parity of the next sync: the collective buffers a call fills before that sync.
   unsigned next_parity() const { return (*epoch + 1) & 1u; }
-  // data_follows: a collective's own sync (coll::TeamGroup), not the user's.
+  // data_follows: a collective's own sync (coll::TeamGroup), not the user's: inside that
+  // collective, whose scope names it on the status page.
   void sync(bool data_follows = false) {
+    if (data_follows) return rt->strided_sync(start, stride, size, sync_off, epoch, true);
     dfx::CollScope c(rt->dfx_, dfx::Op::kSync, slot, start, stride, size, me);
-    rt->strided_sync(start, stride, size, sync_off, epoch, data_follows);
+    rt->strided_sync(start, stride, size, sync_off, epoch, false);
   }
 };
 

@@ -14,12 +14,15 @@
 //          'flags'+16; the others as in skip (on two emulated nodes: the put is on UCX)
 //   die    PE 2 adds 1 to PE 0's 'flags'+0, sleeps a second and kills itself (SIGKILL)
 //          while the others wait in a barrier
+//   bcast  on a team split from the world (every PE), PEs 0..N-2 broadcast 16 bytes from
+//          root N-1, which skips it: it waits on 'flags'+12 for 1 (a deadlock)
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <span>
 #include <string>
 #include <thread>
 
@@ -27,7 +30,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: hang_pe skip|wait|stall|live|writer|nearby|nbi|die [seconds]\n");
+    std::fprintf(stderr, "usage: hang_pe skip|wait|stall|live|writer|nearby|nbi|die|bcast [seconds]\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -50,6 +53,13 @@ int main(int argc, char** argv) {
       rt.wait_until(flags.data() + 3, symmem::Cmp::kEq, 1);
     } else {
       rt.barrier_all();
+    }
+  } else if (mode == "bcast") {
+    symmem::Team t = rt.team_world().split_strided(0, 1, n);
+    if (me == n - 1) {
+      rt.wait_until(flags.data() + 3, symmem::Cmp::kEq, 1);
+    } else {
+      t.broadcast(std::span<int>(flags.data() + 8, 4), std::span<const int>(flags.data() + 12, 4), n - 1);
     }
   } else if (mode == "die") {
     if (me == 2) {

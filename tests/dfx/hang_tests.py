@@ -113,6 +113,19 @@ def test_deadlock_env():
     deadlock([], {"SYMMEM_HANG_TIMEOUT": "1.5"}, "1.5")
 
 
+def test_collective_args():
+    """PEs 0-2 wait in a broadcast (root 3, 16 bytes) on a split team that PE 3 skips, every
+    tool off: the collective is described once it sleeps, with its team, root and size."""
+    err, doc = skip_variant("bcast")
+    want(err, r"^  PEs 0-2 +broadcast #\d+ on team slot \d+ \(PEs 0\+1\*i, 4 of them\) \(root 3\)"
+         r" +missing: PE 3 \(PE 3 waiting wait_until", "the broadcast's group")
+    g = [g for g in doc["groups"] if g["pes"] == [0, 1, 2]]
+    check(g and g[0]["call"] == "broadcast" and g[0]["missing"] == [3] and g[0]["lane"] >= 2,
+          "JSON groups: %r" % doc["groups"])
+    last = doc["pes"][3].get("last") or []
+    check(any(c["op"] == "team_split" and c["done"] for c in last), "PE 3's last collectives: %r" % last)
+
+
 def skip_variant(mode, opts=(), env=None, n=4):
     """hang_pe MODE (a variant of skip: PE n-1 waits on 'flags'+12 for 1) under
     --hang-timeout 2: the report's text and JSON."""

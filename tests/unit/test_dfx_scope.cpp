@@ -1,0 +1,103 @@
+// The status page's record of collectives (runtime/dfx.hpp CollScope): numbered per lane,
+// nested ones folded into the outer one, described in full only once a wait asks for it,
+// and by the thread whose collective it is.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "runtime/dfx.hpp"
+
+namespace symmem::dfx {
+namespace {
+
+Brief newest(const Page& p, int lane) {
+  const uint32_t n = p.lane_seq[lane].load();
+  return brief_of(p.lane_hist[lane][n % kLaneHist].load());
+}
+
+// A wait going to sleep, some frames below its collective.
+[[gnu::noinline]] int wait_sleeps(Dfx& d) {
+  volatile char pad[256] = {};
+  (void)pad;
+  return d.coll_describe();
+}
+
+TEST(CollScope, NestedOnesAreThePartOfTheOuter) {
+  Dfx d;
+  const Page& p = *d.page();
+  {
+    CollScope bcast(d, Op::kBroadcast, 0, 0, 1, 4, 0, CollArgs{2, 64});
+    EXPECT_FALSE(newest(p, 0).done);
+    for (int i = 0; i < 3; ++i) CollScope sync(d, Op::kSync, 0, 0, 1, 4, 0);  // its syncs
+    EXPECT_EQ(p.lane_seq[0].load(), 1u);
+  }
+  const Brief b = newest(p, 0);
+  EXPECT_EQ(b.op, Op::kBroadcast);
+  EXPECT_EQ(b.team_seq, 1u);
+  EXPECT_TRUE(b.done);
+  for (int i = 0; i < 20; ++i) CollScope barrier(d, Op::kBarrier, 0, 0, 1, 4, 0);
+  EXPECT_EQ(p.lane_seq[0].load(), 21u);
+  // The lane keeps its last kLaneHist, in brief; none waited, so none in full.
+  for (uint32_t s = 21 - kLaneHist + 1; s <= 21; ++s) EXPECT_EQ(brief_of(p.lane_hist[0][s % kLaneHist].load()).team_seq, s);
+  EXPECT_EQ(p.coll_count.load(), 0u);
+}
+
+TEST(CollScope, AWaitDescribesItsCollectiveInFull) {
+  Dfx d;
+  Page& p = *d.page();
+  p.state.store(uint32_t(State::kUser));
+  d.lane_geometry(3, 1, 2, 3);  // a split team: PEs 1, 3, 5
+  {
+    CollScope bcast(d, Op::kBroadcast, 3, 1, 2, 3, 1, CollArgs{5, 4096});
+    EXPECT_EQ(p.state.load(), uint32_t(State::kUser));  // not yet: nobody could have looked
+    EXPECT_EQ(wait_sleeps(d), 3);
+    EXPECT_EQ(wait_sleeps(d), 3);  // once
+    ASSERT_EQ(p.coll_count.load(), 1u);
+    const CollRecord& r = p.colls[0];
+    EXPECT_EQ(r.op, uint16_t(Op::kBroadcast));
+    EXPECT_EQ(r.lane, 3);
+    EXPECT_EQ(r.team_seq, 1u);
+    EXPECT_EQ(r.root, 5);
+    EXPECT_EQ(r.bytes, 4096u);
+    EXPECT_EQ(r.team_start, 1);
+    EXPECT_EQ(r.team_stride, 2);
+    EXPECT_EQ(r.team_size, 3);
+    EXPECT_EQ(r.done.load(), 0u);
+    EXPECT_EQ(p.state.load(), uint32_t(State::kInCall));
+    EXPECT_STREQ(p.names[p.call_id.load()], "broadcast");
+  }
+  EXPECT_EQ(p.colls[0].done.load(), 1u);
+  EXPECT_EQ(p.state.load(), uint32_t(State::kUser));
+  EXPECT_EQ(p.call_id.load(), 0u);
+  EXPECT_EQ(wait_sleeps(d), -1);  // in no collective now
+}
+
+TEST(CollScope, AnotherThreadsWaitIsNotPutInIt) {
+  Dfx d;
+  Page& p = *d.page();
+  std::atomic<int> step{0};
+  int inner = -2;
+  std::thread t([&] {
+    CollScope barrier(d, Op::kBarrier, 0, 0, 1, 2, 0);
+    step = 1;
+    while (step.load() != 2) std::this_thread::yield();
+    inner = wait_sleeps(d);
+  });
+  while (step.load() != 1) std::this_thread::yield();
+  // This thread waits (a wait_until of its own) while the other is inside a barrier.
+  EXPECT_EQ(wait_sleeps(d), -1);
+  EXPECT_EQ(p.coll_count.load(), 0u);
+  // Two threads, two teams: each wait finds its own.
+  {
+    CollScope sync(d, Op::kSync, 2, 0, 1, 2, 0);
+    EXPECT_EQ(wait_sleeps(d), 2);
+    step = 2;
+    t.join();
+  }
+  EXPECT_EQ(inner, 0);
+  EXPECT_EQ(p.coll_count.load(), 2u);
+}
+
+}  // namespace
+}  // namespace symmem::dfx
