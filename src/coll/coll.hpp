@@ -161,8 +161,10 @@ inline dfx::CollArgs coll_args(int root, size_t bytes, size_t es, const void* de
   a.src = src;
   return a;
 }
-#define SYMMEM_COLL_SCOPE(g, op, args)                                                                        \
-  ::symmem::dfx::CollScope dfx_coll_scope_((g).rt()->dfx_, ::symmem::dfx::Op::op, (g).dfx_lane(), (g).start(), \
+// (The lane first: the arguments, computed after that virtual call, need not live across it.)
+#define SYMMEM_COLL_SCOPE(g, op, args)                                                                               \
+  const int dfx_coll_lane_ = (g).dfx_lane();                                                                        \
+  ::symmem::dfx::CollScope dfx_coll_scope_((g).rt()->dfx_, ::symmem::dfx::Op::op, dfx_coll_lane_, (g).start(),        \
                                            (g).stride(), (g).size(), (g).me(), args)
 
 // ---- algorithms (every member calls with the same arguments, except collect's bytes) ----

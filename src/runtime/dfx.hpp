@@ -1,10 +1,11 @@
 // DFX core: the per-PE status page (dfx_page.hpp) kept up to date by the runtime, and the
 // hooks through which the tools (checks, statistics, trace, race check) see every operation.
 //
-// Cost. The status page is always kept: blocking calls (collectives, barriers, allocation)
-// write a few words of their own PE's page on entry and exit, and a wait describes itself
-// only once it goes to sleep. Point-to-point operations touch nothing unless a tool is on:
-// OpScope is one load and one predictable branch when Dfx::tools_ is 0.
+// Cost. The status page is always kept: a collective (barrier, allocation) writes two words
+// of its own PE's page on entry and one on exit (CollScope), other blocking calls a few, and
+// a wait, with the collective it waits in, describes itself only once it goes to sleep.
+// Point-to-point operations touch nothing unless a tool is on: OpScope is one load and one
+// predictable branch when Dfx::tools_ is 0.
 //
 // Tools. Each is a ToolHooks object made at init when its variable is set (Dfx::init); the
 // hooks call every tool that is on, out of line.
