@@ -369,6 +369,12 @@ const Coll* open_coll(const Snap& s) {
   return nullptr;
 }
 
+// The call the PE is in: its open collective's (described yet or not), else the page's.
+uint32_t current_call(const Snap& s) {
+  const Coll* c = open_coll(s);
+  return c ? c->call_id : s.call_id;
+}
+
 Doing doing(const PeInfo& pi, const Snap& s) {
   Doing d;
   if (pi.life == PeInfo::Life::kExited) return {fmt("exited %d", pi.code), "exited", "", -1, 0, nullptr};
@@ -653,8 +659,9 @@ Report build(const Source& src, const Options& opt) {
     p.live = alive && (p.b.visible ? p.b.state != State::kFinalized : !pi.remote);
     if (p.a.visible && p.b.visible)
       // A state change inside one call (in call -> asleep, as a PE that handed its CPU over
-      // goes to sleep) is not progress; entering or leaving a call changes call_id or progress.
-      p.moved = p.a.progress != p.b.progress || p.a.coll_count != p.b.coll_count || p.a.call_id != p.b.call_id ||
+      // goes to sleep; a collective described once it waits) is not progress; entering or
+      // leaving a call changes the call, a lane's number or progress.
+      p.moved = p.a.progress != p.b.progress || current_call(p.a) != current_call(p.b) ||
                 std::memcmp(p.a.lane_seq, p.b.lane_seq, sizeof p.a.lane_seq) != 0;
     if (p.a.cpu_s >= 0 && p.b.cpu_s >= 0 && gap > 0) p.cpu_pct = 100.0 * (p.b.cpu_s - p.a.cpu_s) / gap;
     if (p.b.waiting && !pi.page && pi.summarized) {

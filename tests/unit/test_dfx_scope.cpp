@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "runtime/dfx.hpp"
+#include "runtime/dfx_hang.hpp"
 
 namespace symmem::dfx {
 namespace {
@@ -97,6 +99,51 @@ TEST(CollScope, AnotherThreadsWaitIsNotPutInIt) {
   }
   EXPECT_EQ(inner, 0);
   EXPECT_EQ(p.coll_count.load(), 2u);
+}
+
+// A PE that entered a barrier and goes to sleep in it between the hang report's two looks
+// (its collective described only then) has not moved: the report says STALL (PE 1 runs
+// user code), not PROGRESS.
+TEST(CollScope, DescribedBetweenTwoLooksIsNotProgress) {
+  Dfx pe[2];
+  for (int i = 0; i < 2; ++i) {
+    Page& p = *pe[i].page();
+    p.magic = kPageMagic;
+    p.version = kPageVersion;
+    p.rank = i;
+    p.npes = 2;
+    p.state.store(uint32_t(State::kUser));
+  }
+  std::atomic<int> step{0};
+  std::thread t([&] {
+    CollScope barrier(pe[0], Op::kBarrier, 0, 0, 1, 2, 0);
+    step = 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));  // during the look
+    WaitDesc w;
+    w.op = Op::kSync;
+    w.owner = 0;
+    w.expect = 1;
+    const bool held = pe[0].wait_sleep(w);
+    while (step.load() != 2) std::this_thread::yield();
+    pe[0].wait_done(held);
+  });
+  while (step.load() != 1) std::this_thread::yield();
+  hang::Source src;
+  for (int i = 0; i < 2; ++i) {
+    hang::PeInfo pi;
+    pi.rank = i;
+    pi.page = pe[i].page();
+    src.pes.push_back(pi);
+  }
+  hang::Options opt;
+  opt.trigger = "test";
+  opt.look_s = 0.4;
+  opt.json_path = "-";
+  const hang::Report r = hang::build(src, opt);
+  step = 2;
+  t.join();
+  EXPECT_EQ(r.verdict, "STALL") << r.text;
+  EXPECT_NE(r.text.find("barrier #1 on TEAM_WORLD"), std::string::npos) << r.text;
 }
 
 }  // namespace
