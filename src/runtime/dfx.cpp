@@ -273,19 +273,18 @@ int Dfx::coll_describe() {
   constexpr uintptr_t kReach = 1u << 20;  // a wait lies within this much of its collective's frame
   int best = -1;
   uintptr_t best_frame = 0;
+  uint64_t best_word = 0;
   for (int l = 0; l < kTeamLanes; ++l) {
     const uint32_t n = p->lane_seq[l].load(std::memory_order_relaxed);
-    if (!(p->lane_hist[l][n % kLaneHist].load(std::memory_order_relaxed) & kBriefOpen)) continue;
+    const uint64_t w = p->lane_hist[l][n % kLaneHist].load(std::memory_order_relaxed);
+    if (!(w & kBriefOpen)) continue;
     const uintptr_t f = std::atomic_ref<uintptr_t>(lane_args_[l].frame).load(std::memory_order_relaxed);
     if (f <= sp || f - sp > kReach || (best >= 0 && f >= best_frame)) continue;
     best = l;
     best_frame = f;
+    best_word = w;
   }
-  if (best < 0) return -1;
-  if (lane_rec_[best].rec.load(std::memory_order_relaxed) == nullptr) {
-    const uint32_t n = p->lane_seq[best].load(std::memory_order_relaxed);
-    describe_coll(best, p->lane_hist[best][n % kLaneHist].load(std::memory_order_relaxed), nullptr);
-  }
+  if (best >= 0 && lane_rec_[best].rec.load(std::memory_order_relaxed) == nullptr) describe_coll(best, best_word, nullptr);
   return best;
 }
 
@@ -306,10 +305,13 @@ bool Dfx::describe_coll(int lane, uint64_t b, const CollEvent* ev) {
   LaneRec& lr = lane_rec_[lane];
   CollRecord* none = nullptr;
   if (!lr.rec.compare_exchange_strong(none, &r, std::memory_order_relaxed)) return false;
-  const LaneGeom g{std::atomic_ref<int32_t>(lane_geom_[lane].start).load(std::memory_order_relaxed),
-                   std::atomic_ref<int32_t>(lane_geom_[lane].stride).load(std::memory_order_relaxed),
-                   std::atomic_ref<int32_t>(lane_geom_[lane].size).load(std::memory_order_relaxed)};
+  // What the collective was called with: the tools' event, else what the lane kept of it.
+  auto kept = [](auto& field) { return std::atomic_ref(field).load(std::memory_order_relaxed); };
   const bool args = (b & kBriefArgs) != 0;
+  const int32_t root = tools ? int32_t(ev->root) : args ? kept(lane_args_[lane].root) : -1;
+  const uint64_t bytes = tools ? uint64_t(ev->bytes) : args ? kept(lane_args_[lane].bytes) : 0;
+  const LaneGeom g = tools ? LaneGeom{ev->start, ev->stride, ev->size}
+                           : LaneGeom{kept(lane_geom_[lane].start), kept(lane_geom_[lane].stride), kept(lane_geom_[lane].size)};
   const uint32_t s = r.seq.load(std::memory_order_relaxed);
   r.seq.store(s + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
@@ -318,12 +320,8 @@ bool Dfx::describe_coll(int lane, uint64_t b, const CollEvent* ev) {
   relaxed_store(r.lane, uint16_t(lane));
   relaxed_store(r.team_seq, br.team_seq);
   r.done.store(0, std::memory_order_relaxed);
-  relaxed_store(r.root, tools  ? int32_t(ev->root)
-                        : args ? std::atomic_ref<int32_t>(lane_args_[lane].root).load(std::memory_order_relaxed)
-                               : int32_t(-1));
-  relaxed_store(r.bytes, tools  ? uint64_t(ev->bytes)
-                         : args ? std::atomic_ref<uint64_t>(lane_args_[lane].bytes).load(std::memory_order_relaxed)
-                                : uint64_t(0));
+  relaxed_store(r.root, root);
+  relaxed_store(r.bytes, bytes);
   relaxed_store(r.call_id, br.call_id);
   // read by the tools only; with none on (for the whole job) they stay 0
   relaxed_store(r.elem_size, tools ? ev->elem_size : 0u);
@@ -333,9 +331,9 @@ bool Dfx::describe_coll(int lane, uint64_t b, const CollEvent* ev) {
   relaxed_store(r.call_site, uint64_t(0));
   relaxed_store(r.t_enter_ns, tools ? now_ns() : uint64_t(0));
   relaxed_store(r.t_exit_ns, uint64_t(0));
-  relaxed_store(r.team_start, int32_t(tools ? ev->start : g.start));
-  relaxed_store(r.team_stride, int32_t(tools ? ev->stride : g.stride));
-  relaxed_store(r.team_size, int32_t(tools ? ev->size : g.size));
+  relaxed_store(r.team_start, g.start);
+  relaxed_store(r.team_stride, g.stride);
+  relaxed_store(r.team_size, g.size);
   relaxed_store(r.team_id, lane_team_[lane]);
   relaxed_store(r.team_rel, br.team_seq - lane_base_[lane]);
   r.seq.store(s + 2, std::memory_order_release);

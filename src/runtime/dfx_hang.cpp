@@ -1128,7 +1128,6 @@ bool Monitor::look(Source& src, double hang_s) {
       st = State(p->state.load(std::memory_order_acquire));
       sig = sig * 31 + uint64_t(st);
       sig = sig * 31 + p->progress.load(std::memory_order_relaxed);
-      sig = sig * 31 + p->coll_count.load(std::memory_order_relaxed);
       sig = sig * 31 + collectives_entered(*p);
       sig = sig * 31 + p->call_id.load(std::memory_order_relaxed);
     }

@@ -104,7 +104,7 @@ void HangWatch::run() {
     uint64_t h = 1469598103934665603ull;
     for (int pe : mine) {
       const dfx::Page& p = *src.pes[size_t(pe)].page;
-      for (uint64_t x : {uint64_t(p.state.load()), p.progress.load(), p.coll_count.load(), dfx::collectives_entered(p),
+      for (uint64_t x : {uint64_t(p.state.load()), p.progress.load(), dfx::collectives_entered(p),
                          uint64_t(p.call_id.load())})
         h = (h ^ x) * 1099511628211ull;
     }
