@@ -32,6 +32,7 @@ void Runtime::Impl::connect_ucx(const std::string& tag) {
     fail(Errc::kInvalidArgument, "init", "SYMMEM_UCX_PROGRESS=%s: expected thread or inline", p.progress.c_str());
   p.timeout_s = cfg_.op_timeout;
   p.spin_us = cfg_.ucx_spin_us;
+  p.rndv_bytes = cfg_.ucx_rndv_bytes > 0 ? size_t(cfg_.ucx_rndv_bytes) : SIZE_MAX;
   p.init_timeout_s = cfg_.init_timeout;
   p.tag = tag + "/ucx";
   // A failed peer is raised on the liveness channel (every PE of the job hears it); a

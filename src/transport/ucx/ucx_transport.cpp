@@ -114,6 +114,7 @@ struct UcxPeer {
   UcxLane* lane = nullptr;
   int pe = -1;
   std::atomic<ucp_ep_h> ep{nullptr};  // a context's lane connects on first use
+  std::atomic<ucp_ep_h> bulk{nullptr};  // rendezvous transfers: no error handling, made on first use
   std::vector<ucp_rkey_h> rkeys;
   std::atomic<int> error{0};  // ucs_status_t of an endpoint error, 0 while healthy
 };
@@ -131,6 +132,9 @@ struct UcxLane {
   std::atomic<bool> dirty{false};      // operations issued since the last quiet
   std::atomic<bool> efd_owner{false};  // a thread sleeps on efd
   std::atomic<int> inflight{0};        // nonblocking requests not yet complete locally
+  std::atomic<int> rndv_pending{0};    // nonblocking rendezvous puts not yet complete
+  std::atomic<int> rndv_failed{0};     // ucs_status_t of a failed one (0: none)
+  std::atomic<bool> bulk_used{false};  // rendezvous transfers since the last quiet
   std::mutex connect_mu;
 };
 
@@ -158,6 +162,20 @@ struct DepositHdr {
 void on_nbi_done(void* req, ucs_status_t, void* user) {
   static_cast<UcxLane*>(user)->inflight.fetch_sub(1, std::memory_order_relaxed);
   ucp_request_free(req);
+}
+// A nonblocking rendezvous put: its header lives until it completes (UCX 1.13 reads it
+// then); quiet and fence wait for these (a flush does not cover active messages).
+struct RndvSend {
+  DepositHdr h;
+  UcxLane* lane;
+};
+void on_rndv_sent(void* req, ucs_status_t st, void* user) {
+  auto* s = static_cast<RndvSend*>(user);
+  UcxLane* l = s->lane;
+  delete s;
+  if (st != UCS_OK) l->rndv_failed.store(int(st), std::memory_order_relaxed);
+  l->rndv_pending.fetch_sub(1, std::memory_order_release);
+  on_nbi_done(req, st, l);
 }
 }  // namespace
 
@@ -288,6 +306,65 @@ struct UcxTransport::Impl {
     return Status();
   }
 
+  // l's rendezvous endpoint to pe (no error handling: see the header), made on first use.
+  ucp_ep_h bulk(UcxLane& l, UcxPeer& q) {
+    ucp_ep_h h = q.bulk.load(std::memory_order_acquire);
+    if (__builtin_expect(h != nullptr, 1)) return h;
+    std::lock_guard<std::mutex> g(l.connect_mu);
+    if ((h = q.bulk.load(std::memory_order_acquire)) != nullptr) return h;
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    ep.address = reinterpret_cast<const ucp_address_t*>(addrs[size_t(q.pe)].data());
+    ep.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+    ucs_status_t st = ucp_ep_create(l.worker, &ep, &h);
+    if (st != UCS_OK) fatal("symmem: " + ucs_error("UCX: cannot connect to " + who(q.pe), st).message(), q.pe);
+    q.bulk.store(h, std::memory_order_release);
+    return h;
+  }
+
+  // Sends a deposit header and its bytes by rendezvous on q's bulk endpoint. Blocking:
+  // returns once the bytes are at the target; otherwise quiet and fence complete it.
+  void send_rndv(UcxLane& l, UcxPeer& q, const DepositHdr& h, const void* buf, size_t count, bool iov,
+                 bool blocking, const char* what) {
+    ucp_ep_h ep = bulk(l, q);
+    l.bulk_used.store(true, std::memory_order_relaxed);
+    ucp_request_param_t rp{};
+    rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    rp.flags = UCP_AM_SEND_FLAG_RNDV;
+    if (iov) {
+      rp.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+      rp.datatype = ucp_dt_make_iov();
+    }
+    if (blocking) return wait(l, ucp_am_send_nbx(ep, kAmDeposit, &h, sizeof h, buf, count, &rp), what, q.pe);
+    auto* s = new RndvSend{h, &l};
+    rp.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    rp.cb.send = &on_rndv_sent;
+    rp.user_data = s;
+    l.rndv_pending.fetch_add(1, std::memory_order_relaxed);
+    ucs_status_ptr_t req = ucp_am_send_nbx(ep, kAmDeposit, &s->h, sizeof s->h, buf, count, &rp);
+    if (req == nullptr || UCS_PTR_IS_ERR(req)) {
+      delete s;
+      l.rndv_pending.fetch_sub(1, std::memory_order_relaxed);
+    }
+    posted(l, req, what, q.pe);
+  }
+
+  // Completes l's rendezvous transfers: the pending ones, then a flush of the bulk
+  // endpoints used (a flush's reply follows the target's handling of what came before).
+  void complete_bulk(UcxLane& l) {
+    if (l.rndv_pending.load(std::memory_order_acquire) > 0)
+      drive(l, [&] { return l.rndv_pending.load(std::memory_order_acquire) == 0; }, "put (rendezvous)", -1);
+    if (int st = l.rndv_failed.exchange(0))
+      fatal(std::string("symmem: a put by rendezvous failed: ") + ucs_status_string(ucs_status_t(st)));
+    if (!l.bulk_used.exchange(false, std::memory_order_acq_rel)) return;
+    for (size_t pe = 0; pe < npeers; ++pe) {
+      ucp_ep_h ep = l.peers[pe].bulk.load(std::memory_order_acquire);
+      if (ep == nullptr) continue;
+      ucp_request_param_t rp{};
+      wait(l, ucp_ep_flush_nbx(ep, &rp), "quiet (flush of rendezvous transfers)", int(pe));
+    }
+  }
+
   // l's endpoint to pe, connected on first use.
   UcxPeer& peer(UcxLane& l, int pe) {
     UcxPeer& q = l.peers[size_t(pe)];
@@ -313,9 +390,9 @@ struct UcxTransport::Impl {
                                  const ucp_am_recv_param_t* param) {
     Impl* im = static_cast<Impl*>(arg);
     DepositHdr h;
-    bool ok = header_len == sizeof h && !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV);
+    bool ok = header_len == sizeof h;
     if (ok) std::memcpy(&h, header, sizeof h);
-    ok = ok && h.nsegs <= kMaxSegs && im->mine(h.word, 4) && h.word % 4 == 0;
+    ok = ok && h.nsegs <= kMaxSegs && (h.word == 0 || (im->mine(h.word, 4) && h.word % 4 == 0));
     uint64_t total = 0;
     for (uint32_t i = 0; ok && i < h.nsegs; ++i) {
       ok = im->mine(h.raddr[i], h.len[i]);
@@ -325,12 +402,54 @@ struct UcxTransport::Impl {
       log_pe(LogLevel::kError, im->p.rank, "UCX: dropped a malformed deposit (%zu bytes)", len);
       return UCS_OK;
     }
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) return im->receive_rndv(h, data, len);
     const char* from = static_cast<const char*>(data);
     for (uint32_t i = 0; i < h.nsegs; ++i) {
       std::memcpy(reinterpret_cast<void*>(h.raddr[i]), from, h.len[i]);
       from += h.len[i];
     }
-    reinterpret_cast<std::atomic<uint32_t>*>(h.word)->fetch_add(h.delta, std::memory_order_seq_cst);
+    if (h.word) reinterpret_cast<std::atomic<uint32_t>*>(h.word)->fetch_add(h.delta, std::memory_order_seq_cst);
+    return UCS_OK;
+  }
+
+  // A rendezvous deposit or put: UCX receives the bytes straight into the segments, then
+  // the word (if any) is added, from the completion callback.
+  struct RndvRecv {
+    ucp_dt_iov_t iov[kMaxSegs];
+    uint64_t word;
+    uint32_t delta;
+  };
+  static void rndv_landed(RndvRecv* r) {
+    if (r->word) reinterpret_cast<std::atomic<uint32_t>*>(r->word)->fetch_add(r->delta, std::memory_order_seq_cst);
+    delete r;
+  }
+  static void on_rndv_received(void* req, ucs_status_t st, size_t, void* user) {
+    auto* r = static_cast<RndvRecv*>(user);
+    if (st == UCS_OK) rndv_landed(r);
+    else delete r;  // the sender's request fails too, and names this PE
+    ucp_request_free(req);
+  }
+  ucs_status_t receive_rndv(const DepositHdr& h, void* desc, size_t len) {
+    auto* r = new RndvRecv{};
+    int niov = 0;
+    for (uint32_t i = 0; i < h.nsegs; ++i)
+      if (h.len[i]) r->iov[niov++] = ucp_dt_iov_t{reinterpret_cast<void*>(h.raddr[i]), h.len[i]};
+    r->word = h.word;
+    r->delta = h.delta;
+    ucp_request_param_t rp{};
+    rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE;
+    rp.cb.recv_am = &on_rndv_received;
+    rp.user_data = r;
+    rp.datatype = niov == 1 ? ucp_dt_make_contig(1) : ucp_dt_make_iov();
+    ucs_status_ptr_t req = ucp_am_recv_data_nbx(svc.worker, desc, niov == 1 ? r->iov[0].buffer : r->iov,
+                                                niov == 1 ? len : size_t(niov), &rp);
+    if (req == nullptr) {
+      rndv_landed(r);
+    } else if (UCS_PTR_IS_ERR(req)) {
+      log_pe(LogLevel::kError, p.rank, "UCX: receiving %zu bytes by rendezvous: %s", len,
+             ucs_status_string(UCS_PTR_STATUS(req)));
+      delete r;
+    }
     return UCS_OK;
   }
 
@@ -480,19 +599,21 @@ struct UcxTransport::Impl {
       for (ucp_rkey_h h : q.rkeys)
         if (h) ucp_rkey_destroy(h);
       q.rkeys.clear();
-      ucp_ep_h ep = q.ep.exchange(nullptr);
-      if (!ep) continue;
-      ucp_request_param_t rp{};
-      rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-      rp.flags = force || q.error.load() ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-      ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &rp);
-      if (req && !UCS_PTR_IS_ERR(req)) {
-        Clock::time_point d = Clock::now() + std::chrono::seconds(force ? 1 : 5);
-        while (ucp_request_check_status(req) == UCS_INPROGRESS && Clock::now() < d) {
-          progress(l);
-          sched_yield();
+      for (std::atomic<ucp_ep_h>* slot : {&q.bulk, &q.ep}) {
+        ucp_ep_h ep = slot->exchange(nullptr);
+        if (!ep) continue;
+        ucp_request_param_t rp{};
+        rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+        rp.flags = force || q.error.load() ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+        ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &rp);
+        if (req && !UCS_PTR_IS_ERR(req)) {
+          Clock::time_point d = Clock::now() + std::chrono::seconds(force ? 1 : 5);
+          while (ucp_request_check_status(req) == UCS_INPROGRESS && Clock::now() < d) {
+            progress(l);
+            sched_yield();
+          }
+          ucp_request_free(req);
         }
-        ucp_request_free(req);
       }
     }
   }
@@ -732,6 +853,15 @@ void UcxTransport::put(void* raddr, const void* src, size_t n, int pe, bool bloc
   UcxLane& l = im.lane();
   if (++t_ops % Impl::kOpsPerProgress == 0 && im.progress(l) && im.p.after_progress) im.p.after_progress();
   UcxPeer& q = im.peer(l, pe);
+  if (n >= im.p.rndv_bytes) {
+    DepositHdr h{};
+    h.nsegs = 1;
+    h.raddr[0] = reinterpret_cast<uint64_t>(raddr);
+    h.len[0] = n;
+    (void)im.rkey_for(q, reinterpret_cast<uintptr_t>(raddr), n);  // names an address outside the regions
+    l.dirty.store(true, std::memory_order_relaxed);
+    return im.send_rndv(l, q, h, src, n, false, blocking, "put");
+  }
   ucp_request_param_t rp{};
   if (!blocking) Impl::nbi_param(l, &rp);
   ucs_status_ptr_t req = ucp_put_nbx(q.ep.load(std::memory_order_relaxed), src, n, reinterpret_cast<uint64_t>(raddr),
@@ -810,6 +940,11 @@ void UcxTransport::deposit(const UcxSeg* segs, int nsegs, std::atomic<uint32_t>*
     h.len[i] = segs[i].n;
     if (segs[i].n) iov[niov++] = ucp_dt_iov_t{const_cast<void*>(segs[i].src), segs[i].n};
   }
+  size_t total = 0;
+  for (int i = 0; i < nsegs; ++i) total += segs[i].n;
+  if (total >= im.p.rndv_bytes)  // complete at the target on return (locally complete at least)
+    return im.send_rndv(l, q, h, niov == 1 ? iov[0].buffer : static_cast<void*>(iov), niov == 1 ? total : size_t(niov),
+                        niov != 1, true, "deposit");
   ucp_request_param_t rp{};
   rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   rp.flags = UCP_AM_SEND_FLAG_EAGER;
@@ -827,6 +962,8 @@ void UcxTransport::fence() {
   UcxLane& l = im.lane();
   if (!l.dirty.load(std::memory_order_relaxed)) return;
   Impl::AppScope inside(im);
+  // A rendezvous put travels on another endpoint, which no fence orders: complete it.
+  if (l.bulk_used.load(std::memory_order_relaxed)) im.complete_bulk(l);
   ucs_status_t st = ucp_worker_fence(l.worker);
   if (st != UCS_OK) im.fatal(std::string("symmem: fence over UCX failed: ") + ucs_status_string(st));
 }
@@ -845,6 +982,7 @@ void UcxTransport::quiet() {
     for (int i = 0; i < n; ++i) im.wait(l, reqs[i], "quiet (flush of outstanding operations)", -1);
     n = 0;
   };
+  im.complete_bulk(l);
   for (size_t pe = 0; pe < im.npeers; ++pe) {
     ucp_ep_h ep = l.peers[pe].ep.load(std::memory_order_acquire);
     if (ep == nullptr) continue;
