@@ -130,6 +130,10 @@ void net_pieces(Group& g, void* dest, const void* src, int pieces, P piece, bool
 // a get's round trip that the source's CPU must answer, and another sync. Returns false
 // where the group has no arrival words (active sets).
 constexpr size_t kPushMaxPart = 64 << 10;  // one message per part, eager
+// Parts from this size are pushed too: across nodes they go by rendezvous (UcxTransport,
+// SYMMEM_UCX_RNDV_BYTES' default), the bytes from the source straight into the dest.
+constexpr size_t kPushRndvPart = 512 << 10;
+constexpr bool push_part(size_t part) { return part <= kPushMaxPart || part >= kPushRndvPart; }
 template <class P>
 bool push(Group& g, void* dest, const void* src, P part, uint32_t owed) {
   WaitWord* mine = g.push_word(g.me());
@@ -169,7 +173,7 @@ void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bo
   if (bytes >= kBcastSlicesBytes && nodes_shared(g) && broadcast_slices(g, dest, src, bytes, root, root_gets)) return;
   Runtime::Impl* rt = g.rt();
   const int me = g.me();
-  if (bytes <= kPushMaxPart && (bytes < kHierBytes || !nodes_shared(g)) &&
+  if (push_part(bytes) && (bytes < kHierBytes || !nodes_shared(g)) &&
       push(g, dest, src, [&](int) { return Piece{0, 0, bytes, root}; }, me == root ? 0 : 1)) {
     if (me == root && root_gets) move_local(dest, src, bytes);
     return;
@@ -212,7 +216,7 @@ void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
     }
   }
   const int n = g.size(), me = g.me();
-  if (bytes <= kPushMaxPart && (bytes * size_t(n) < kHierBytes || !nodes_shared(g)) &&
+  if (push_part(bytes) && (bytes * size_t(n) < kHierBytes || !nodes_shared(g)) &&
       push(g, dest, src, [&](int) { return Piece{size_t(me) * bytes, 0, bytes, me}; }, uint32_t(n - 1))) {
     move_local(mp(dest) + size_t(me) * bytes, src, bytes);
     return;
@@ -267,7 +271,7 @@ void alltoall(Group& g, void* dest, const void* src, size_t block) {
   if (block == 0) return;
   if (fits_in_sync(g, block * size_t(g.size()) * size_t(g.size())) && alltoall_in_sync(g, dest, src, block)) return;
   const int n = g.size(), me = g.me();
-  if (block <= kPushMaxPart &&
+  if (push_part(block) &&
       push(g, dest, src, [&](int i) { return Piece{size_t(me) * block, size_t(i) * block, block, me}; },
            uint32_t(n - 1))) {
     move_local(mp(dest) + size_t(me) * block, cp(src) + size_t(me) * block, block);

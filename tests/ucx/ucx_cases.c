@@ -18,7 +18,7 @@
  *             middle and over 64 KiB sizes, a middle sum (in place too) and a 64 KiB sum on the same teams: every byte where the standard
  *             puts it; each PE overwrites its dest as soon as the call returns (a member
  *             still copying from another's dest would see it).
- *  big-reduce large sums, broadcasts and fcollects (64 KiB .. 1 MiB: sliced over the members of each
+ *  big-reduce large sums, broadcasts, fcollects and alltoalls (64 KiB .. 1 MiB: sliced over the members of each
  *             node and pipelined in chunks where the nodes hold equal runs of members, else
  *             through the leaders) on the world, a team of one member per node and a team
  *             of uneven nodes: long sums out of place and in place, float sums the
@@ -394,6 +394,27 @@ static void big_on(shmem_team_t team, long* ls, long* ld, int rep) {
   for (int q = 0; q < tn; ++q)
     for (size_t j = 0; j < fk; ++j) fbad += fc[(size_t)q * fk + j] != (long)(q * 1000003L + (long)j + rep);
   CHECK(fbad == 0, "team of %d, member %d: fcollect of %zu longs each: %zu wrong", tn, m, fk, fbad);
+  free(fc);
+  /* alltoall and fcollect filling ld (1 MiB): a pair's 512 KiB blocks are pushed, by
+   * rendezvous across nodes */
+  const size_t ak = 131072 / (size_t)tn;
+  for (int q = 0; q < tn; ++q)
+    for (size_t j = 0; j < ak; ++j) ls[(size_t)q * ak + j] = ((long)m << 40) + ((long)q << 32) + (long)j + rep;
+  CHECK(shmem_long_alltoall(team, ld, ls, ak) == 0, "alltoall failed");
+  long* ac = (long*)take((unsigned char*)ld, ak * (size_t)tn * sizeof(long));
+  size_t abad = 0;
+  for (int q = 0; q < tn; ++q)
+    for (size_t j = 0; j < ak; ++j) abad += ac[(size_t)q * ak + j] != ((long)q << 40) + ((long)m << 32) + (long)j + rep;
+  CHECK(abad == 0, "team of %d, member %d: alltoall of %zu longs each: %zu wrong", tn, m, ak, abad);
+  free(ac);
+  shmem_team_sync(team); /* ls is the next source */
+  for (size_t j = 0; j < ak; ++j) ls[j] = ((long)m << 40) + (long)j + rep;
+  CHECK(shmem_long_fcollect(team, ld, ls, ak) == 0, "fcollect failed");
+  fc = (long*)take((unsigned char*)ld, ak * (size_t)tn * sizeof(long));
+  fbad = 0;
+  for (int q = 0; q < tn; ++q)
+    for (size_t j = 0; j < ak; ++j) fbad += fc[(size_t)q * ak + j] != ((long)q << 40) + (long)j + rep;
+  CHECK(fbad == 0, "team of %d, member %d: fcollect of %zu longs each: %zu wrong", tn, m, ak, fbad);
   free(fc);
   shmem_team_sync(team);
 }
