@@ -134,6 +134,7 @@ struct UcxLane {
   std::atomic<int> inflight{0};        // nonblocking requests not yet complete locally
   std::atomic<int> rndv_pending{0};    // nonblocking rendezvous puts not yet complete
   std::atomic<int> rndv_failed{0};     // ucs_status_t of a failed one (0: none)
+  std::atomic<int> rndv_failed_pe{-1};  // and its target
   std::atomic<bool> bulk_used{false};  // rendezvous transfers since the last quiet
   std::mutex connect_mu;
 };
@@ -168,12 +169,16 @@ void on_nbi_done(void* req, ucs_status_t, void* user) {
 struct RndvSend {
   DepositHdr h;
   UcxLane* lane;
+  int pe;
 };
 void on_rndv_sent(void* req, ucs_status_t st, void* user) {
   auto* s = static_cast<RndvSend*>(user);
   UcxLane* l = s->lane;
+  if (st != UCS_OK) {
+    l->rndv_failed_pe.store(s->pe, std::memory_order_relaxed);
+    l->rndv_failed.store(int(st), std::memory_order_relaxed);
+  }
   delete s;
-  if (st != UCS_OK) l->rndv_failed.store(int(st), std::memory_order_relaxed);
   l->rndv_pending.fetch_sub(1, std::memory_order_release);
   on_nbi_done(req, st, l);
 }
@@ -322,21 +327,27 @@ struct UcxTransport::Impl {
     return h;
   }
 
+  // A deposit's send: its protocol (eager or rendezvous) and, for several segments, an iov.
+  static ucp_request_param_t deposit_param(uint32_t flags, bool iov) {
+    ucp_request_param_t rp{};
+    rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    rp.flags = flags;
+    if (iov) {
+      rp.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+      rp.datatype = ucp_dt_make_iov();
+    }
+    return rp;
+  }
+
   // Sends a deposit header and its bytes by rendezvous on q's bulk endpoint. Blocking:
   // returns once the bytes are at the target; otherwise quiet and fence complete it.
   void send_rndv(UcxLane& l, UcxPeer& q, const DepositHdr& h, const void* buf, size_t count, bool iov,
                  bool blocking, const char* what) {
     ucp_ep_h ep = bulk(l, q);
     l.bulk_used.store(true, std::memory_order_relaxed);
-    ucp_request_param_t rp{};
-    rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    rp.flags = UCP_AM_SEND_FLAG_RNDV;
-    if (iov) {
-      rp.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
-      rp.datatype = ucp_dt_make_iov();
-    }
+    ucp_request_param_t rp = deposit_param(UCP_AM_SEND_FLAG_RNDV, iov);
     if (blocking) return wait(l, ucp_am_send_nbx(ep, kAmDeposit, &h, sizeof h, buf, count, &rp), what, q.pe);
-    auto* s = new RndvSend{h, &l};
+    auto* s = new RndvSend{h, &l, q.pe};
     rp.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     rp.cb.send = &on_rndv_sent;
     rp.user_data = s;
@@ -354,8 +365,10 @@ struct UcxTransport::Impl {
   void complete_bulk(UcxLane& l) {
     if (l.rndv_pending.load(std::memory_order_acquire) > 0)
       drive(l, [&] { return l.rndv_pending.load(std::memory_order_acquire) == 0; }, "put (rendezvous)", -1);
-    if (int st = l.rndv_failed.exchange(0))
-      fatal(std::string("symmem: a put by rendezvous failed: ") + ucs_status_string(ucs_status_t(st)));
+    if (int st = l.rndv_failed.exchange(0)) {
+      const int pe = l.rndv_failed_pe.load(std::memory_order_relaxed);
+      fatal("symmem: put to " + who(pe) + " failed: " + ucs_status_string(ucs_status_t(st)), pe);
+    }
     if (!l.bulk_used.exchange(false, std::memory_order_acq_rel)) return;
     for (size_t pe = 0; pe < npeers; ++pe) {
       ucp_ep_h ep = l.peers[pe].bulk.load(std::memory_order_acquire);
@@ -942,16 +955,10 @@ void UcxTransport::deposit(const UcxSeg* segs, int nsegs, std::atomic<uint32_t>*
   }
   size_t total = 0;
   for (int i = 0; i < nsegs; ++i) total += segs[i].n;
-  if (total >= im.p.rndv_bytes)  // complete at the target on return (locally complete at least)
+  if (total >= im.p.rndv_bytes)  // complete when it returns
     return im.send_rndv(l, q, h, niov == 1 ? iov[0].buffer : static_cast<void*>(iov), niov == 1 ? total : size_t(niov),
                         niov != 1, true, "deposit");
-  ucp_request_param_t rp{};
-  rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  rp.flags = UCP_AM_SEND_FLAG_EAGER;
-  if (niov) {
-    rp.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
-    rp.datatype = ucp_dt_make_iov();
-  }
+  ucp_request_param_t rp = Impl::deposit_param(UCP_AM_SEND_FLAG_EAGER, niov > 0);
   ucs_status_ptr_t req = ucp_am_send_nbx(q.ep.load(std::memory_order_relaxed), kAmDeposit, &h, sizeof h,
                                          niov ? static_cast<void*>(iov) : nullptr, size_t(niov), &rp);
   im.wait(l, req, "deposit", pe);  // locally complete: the header and sources may change

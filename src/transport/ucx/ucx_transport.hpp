@@ -25,10 +25,9 @@
 // active messages on a second endpoint per peer, made on first use without error handling:
 // over TCP, UCX 1.13 gives an endpoint in PEER mode no zero-copy lane, so its rendezvous
 // copies through bounce buffers at both ends. Without it the bytes go from the source by
-// a zero-copy send and the target receives them straight into their place (1 MiB put +
-// quiet across emulated nodes: 300 -> 245 us; the usual put, emulated by UCX: 360-520).
-// A peer that fails during one is still named: by the job's liveness channel, by an error
-// status of the request, or by the operation's deadline.
+// a zero-copy send and the target receives them straight into their place. A peer that
+// fails during one is still named: by the job's liveness channel, by an error status of
+// the request, or by the operation's deadline.
 #pragma once
 
 #include <atomic>
@@ -107,7 +106,8 @@ class UcxTransport {
   // and every atomic in UCX_ATOMIC_MODE=cpu) a put and an atomic are one message each and
   // each is answered by a completion message; a deposit is one message, unanswered. For
   // the collectives' arrivals, which their targets observe: no quiet completes it. Locally
-  // complete on return (the sources may change).
+  // complete on return (the sources may change). From rndv_bytes in all, a rendezvous on
+  // the bulk endpoint, complete when it returns.
   static constexpr int kMaxSegs = 4;
   void deposit(const UcxSeg* segs, int nsegs, std::atomic<uint32_t>* word, uint32_t delta, int pe);
   // Orders earlier puts / atomics to each PE before later ones (ucp_worker_fence).
