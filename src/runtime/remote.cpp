@@ -33,6 +33,7 @@ void Runtime::Impl::connect_ucx(const std::string& tag) {
   p.timeout_s = cfg_.op_timeout;
   p.spin_us = cfg_.ucx_spin_us;
   p.rndv_bytes = cfg_.ucx_rndv_bytes > 0 ? size_t(cfg_.ucx_rndv_bytes) : SIZE_MAX;
+  p.ack_put_bytes = cfg_.ucx_ack_put_bytes > 0 ? size_t(cfg_.ucx_ack_put_bytes) : 0;
   p.init_timeout_s = cfg_.init_timeout;
   p.tag = tag + "/ucx";
   // A failed peer is raised on the liveness channel (every PE of the job hears it); a

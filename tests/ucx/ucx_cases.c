@@ -28,6 +28,15 @@
  *             one root many times in a row past the mailbox ring) on the world and on
  *             subset and strided teams; every PE overwrites its dest and its source as soon
  *             as a call returns, and one PE at a time arrives late (sleeps first).
+ *  acked-put  small puts right after a quiet go as messages their target acknowledges
+ *             (SYMMEM_UCX_ACK_PUT_BYTES): each PE puts 1 B .. 4 KiB (and 4 KiB + 8, over the
+ *             limit) to a PE of another node, blocking and nbi, on the default context and
+ *             a context of its own, then quiet (or fence) and an atomic flag; the target
+ *             waits for the flag and checks every byte (data before flag). The nbi source
+ *             is overwritten right after quiet; after the quiet the PE's node mate (2 x 2)
+ *             gets the bytes from the target too. Then puts after a first one (UCX's own put)
+ *             and a get back of what it wrote.
+ *  hang-put   as hang, with an 8-byte put + quiet (its acknowledgement never comes).
  *  bcast-ahead the last PE (another node than the root, PE 0) enters its broadcasts only
  *             once every other PE has returned from all 8 of them: small broadcasts need no
  *             team sync (a PE leaves once it holds the data). A sync per call would keep the
@@ -44,6 +53,73 @@
 
 #include "../capi/check.h"
 #include "shmem.h"
+
+static unsigned char pattern(int i, size_t k) { return (unsigned char)(i * 31 + (int)k * 7 + 1); }
+
+static int acked_put_case(void) {
+  const int me = shmem_my_pe(), n = shmem_n_pes();
+  const int to = (me + n / 2) % n, from = (me + n - n / 2) % n; /* PEs of the other node */
+  const size_t sizes[] = {1, 8, 100, 4096, 4096 + 8};
+  const int ns = (int)(sizeof sizes / sizeof sizes[0]), rounds = 40;
+  unsigned char* dst = shmem_calloc(4096 + 64, 1);
+  unsigned char* back = malloc(4096 + 64);
+  unsigned char* src = malloc(4096 + 64);
+  long* flag = shmem_calloc(1, sizeof(long));
+  long* seen = shmem_calloc(1, sizeof(long));
+  shmem_ctx_t ctx;
+  if (shmem_ctx_create(0, &ctx) != 0) return 1;
+  int bad = 0;
+  shmem_barrier_all();
+  for (int i = 1; i <= rounds * ns; ++i) {
+    const size_t sz = sizes[i % ns];
+    const int how = (i / ns) % 4; /* 0 blocking, 1 nbi, 2 on ctx, 3 fence instead of quiet */
+    for (size_t k = 0; k < sz; ++k) src[k] = pattern(i, k);
+    shmem_ctx_t c = how == 2 ? ctx : SHMEM_CTX_DEFAULT;
+    if (how == 1) shmem_putmem_nbi(dst, src, sz, to);
+    else shmem_ctx_putmem(c, dst, src, sz, to);
+    if (how == 3) shmem_ctx_fence(c);
+    else shmem_ctx_quiet(c);
+    if (how == 1) memset(src, 0xee, sz); /* the nbi source is the program's again */
+    if (n == 4 && how != 3) shmem_long_atomic_set(seen, i, me ^ 1); /* my node mate reads it next */
+    shmem_ctx_long_atomic_set(c, flag, i, to);
+    shmem_long_wait_until(flag, SHMEM_CMP_GE, i); /* the other node's PE did the same to me */
+    if (n == 4 && how != 3) { /* after my mate's quiet its put is there for every PE: get it */
+      shmem_long_wait_until(seen, SHMEM_CMP_GE, i);
+      const int mate_to = ((me ^ 1) + n / 2) % n;
+      shmem_getmem(back, dst, sz, mate_to);
+      for (size_t k = 0; k < sz; ++k)
+        if (back[k] != pattern(i, k)) {
+          if (!bad) fprintf(stderr, "PE %d: put %d (%zu B) of PE %d to PE %d after its quiet: byte %zu is %u\n", me, i,
+                            sz, me ^ 1, mate_to, k, back[k]);
+          bad = 1;
+          break;
+        }
+    }
+    for (size_t k = 0; k < sz; ++k)
+      if (dst[k] != pattern(i, k)) {
+        if (!bad) fprintf(stderr, "PE %d: put %d (%zu B, way %d) from PE %d: byte %zu is %u, expected %u\n", me, i, sz,
+                          how, from, k, dst[k], pattern(i, k));
+        bad = 1;
+        break;
+      }
+    shmem_barrier_all(); /* every PE checked before the next round's put */
+  }
+  /* A stream: the first put after the quiet acknowledged, the rest UCX's; all visible
+     after one quiet; then a get of them back. */
+  for (int j = 0; j < 64; ++j) src[j] = pattern(j, 3);
+  for (int j = 0; j < 64; ++j) shmem_putmem(dst + j, src + j, 1, to);
+  shmem_quiet();
+  shmem_getmem(back, dst, 64, to);
+  if (memcmp(back, src, 64) != 0) {
+    fprintf(stderr, "PE %d: a stream of 64 puts to PE %d did not land\n", me, to);
+    bad = 1;
+  }
+  shmem_ctx_destroy(ctx);
+  shmem_barrier_all();
+  free(src);
+  free(back);
+  return bad;
+}
 
 static void nap_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -541,10 +617,12 @@ int main(int argc, char** argv) {
   shmem_init();
   const int me = shmem_my_pe(), n = shmem_n_pes();
   if (strcmp(c, "progress") == 0 || strcmp(c, "team-reduce") == 0 || strcmp(c, "data-coll") == 0 ||
-      strcmp(c, "big-reduce") == 0 || strcmp(c, "bcast") == 0 || strcmp(c, "bcast-ahead") == 0) {
+      strcmp(c, "big-reduce") == 0 || strcmp(c, "bcast") == 0 || strcmp(c, "bcast-ahead") == 0 ||
+      strcmp(c, "acked-put") == 0) {
     int f = c[0] == 'p'                        ? progress_case()
             : c[0] == 't'                      ? team_reduce_case()
             : c[0] == 'd'                      ? data_coll_case()
+            : c[0] == 'a'                      ? acked_put_case()
             : strcmp(c, "big-reduce") == 0     ? big_reduce_case()
             : strcmp(c, "bcast") == 0          ? bcast_case()
                                                : bcast_ahead_case();
@@ -557,10 +635,15 @@ int main(int argc, char** argv) {
     if (me == n - 1) raise(SIGKILL);
     for (;;) shmem_barrier_all(); /* the job must end with PE n-1 named */
   }
-  if (strcmp(c, "hang") == 0) {
+  if (strcmp(c, "hang") == 0 || strcmp(c, "hang-put") == 0) {
     if (me == n - 1) raise(SIGSTOP);
     nap_ms(200);
-    if (me == 0) (void)shmem_long_g(x, n - 1);
+    if (me == 0 && c[4] == '-') {
+      shmem_long_p(x, 1, n - 1);
+      shmem_quiet();
+    } else if (me == 0) {
+      (void)shmem_long_g(x, n - 1);
+    }
     shmem_barrier_all();
     return 3; /* not reached: the get or the barrier ends the job */
   }

@@ -117,6 +117,7 @@ struct UcxPeer {
   std::atomic<ucp_ep_h> bulk{nullptr};  // rendezvous transfers: no error handling, made on first use
   std::vector<ucp_rkey_h> rkeys;
   std::atomic<int> error{0};  // ucs_status_t of an endpoint error, 0 while healthy
+  bool rma_by_am = false;     // UCX emulates RMA and atomics over ep's active-message lane
 };
 
 // One UCX worker and its endpoints to the PEs of other nodes. The default context's lane
@@ -136,6 +137,9 @@ struct UcxLane {
   std::atomic<int> rndv_failed{0};     // ucs_status_t of a failed one (0: none)
   std::atomic<int> rndv_failed_pe{-1};  // and its target
   std::atomic<bool> bulk_used{false};  // rendezvous transfers since the last quiet
+  std::atomic<bool> quieted{true};     // no put since the last quiet: the next may go acknowledged
+  std::atomic<uint64_t> acks_wanted{0}, acks_got{0};  // acknowledged puts sent, and their replies
+  std::atomic<int> ack_pe{-1};                        // the last one's target (named if it never comes)
   std::mutex connect_mu;
 };
 
@@ -150,6 +154,10 @@ constexpr int kMaxInflight = 64;
 // The deposit's active message (UcxTransport::deposit): this header, then the segments'
 // bytes back to back.
 constexpr unsigned kAmDeposit = 1;
+// An acknowledged put (header: the target address; then the bytes) and its reply (header:
+// how many puts it acknowledges), which lands on the sending lane's worker.
+constexpr unsigned kAmAckedPut = 2;
+constexpr unsigned kAmAck = 3;
 struct DepositHdr {
   uint64_t word;
   uint32_t delta;
@@ -192,6 +200,7 @@ struct UcxTransport::Impl {
   std::vector<std::unique_ptr<UcxLane>> lanes;  // the contexts' lanes
   std::vector<ucp_mem_h> memh;
   size_t npeers = 0;
+  bool told_acked = false;  // the debug line on acknowledged puts was written
   // What every PE published: its service worker's address and its packed remote keys.
   std::vector<std::vector<uint8_t>> addrs;
   std::vector<std::vector<std::vector<uint8_t>>> rkey_bufs;
@@ -273,12 +282,35 @@ struct UcxTransport::Impl {
     ucs_status_t st = ucp_worker_create(ctx, &wp, &l.worker);
     if (st != UCS_OK) return ucs_error("UCX: ucp_worker_create", st);
     if (ucp_worker_get_efd(l.worker, &l.efd) != UCS_OK) l.efd = -1;
+    SYMMEM_RETURN_IF_ERROR(set_handler(l.worker, kAmAck, &Impl::on_ack, &l));
     l.peers.reset(new UcxPeer[npeers]);
     for (size_t pe = 0; pe < npeers; ++pe) {
       l.peers[pe].lane = &l;
       l.peers[pe].pe = int(pe);
     }
     return Status();
+  }
+
+  // Whether UCX emulates RMA and atomics over ep's active-message lane: no lane of its
+  // configuration (ucp_ep_print_info) serves rma, rma_bw or amo, as over TCP.
+  static bool rma_by_am(ucp_ep_h ep) {
+    char* text = nullptr;
+    size_t size = 0;
+    FILE* f = open_memstream(&text, &size);
+    if (f == nullptr) return false;
+    ucp_ep_print_info(ep, f);
+    std::fclose(f);
+    std::istringstream in(std::string(text ? text : "", size));
+    std::free(text);
+    bool lanes = false, hw = false;
+    for (std::string line; std::getline(in, line);) {
+      const size_t uses = line.find("->");
+      if (line.find("lane[") == std::string::npos || uses == std::string::npos) continue;
+      lanes = true;
+      const std::string words = line.substr(uses) + " ";
+      for (const char* w : {" rma ", " rma_bw", " amo "}) hw = hw || words.find(w) != std::string::npos;
+    }
+    return lanes && !hw;
   }
 
   // Creates l's endpoint to pe's service worker and unpacks pe's remote keys on it.
@@ -307,6 +339,9 @@ struct UcxTransport::Impl {
       st = ucp_ep_rkey_unpack(h, b.data(), &q.rkeys[k]);
       if (st != UCS_OK) return ucs_error("UCX: unpacking the remote key of " + who(pe), st);
     }
+    q.rma_by_am = p.ack_put_bytes > 0 && rma_by_am(h);
+    if (q.rma_by_am && &l == &svc && !told_acked && (told_acked = true))  // under svc's connect_mu
+      log_pe(LogLevel::kDebug, p.rank, "UCX emulates RMA over active messages: puts after a quiet go acknowledged");
     q.ep.store(h, std::memory_order_release);
     return Status();
   }
@@ -423,6 +458,80 @@ struct UcxTransport::Impl {
     }
     if (h.word) reinterpret_cast<std::atomic<uint32_t>*>(h.word)->fetch_add(h.delta, std::memory_order_seq_cst);
     return UCS_OK;
+  }
+
+  // An acknowledged put arrived: its bytes are stored, then the reply goes back to the
+  // sending worker (also for a malformed one, which is logged: its sender must not hang).
+  static ucs_status_t on_acked_put(void* arg, const void* header, size_t header_len, void* data, size_t len,
+                                   const ucp_am_recv_param_t* param) {
+    Impl* im = static_cast<Impl*>(arg);
+    uint64_t raddr = 0;
+    if (header_len == sizeof raddr) std::memcpy(&raddr, header, sizeof raddr);
+    if (raddr != 0 && im->mine(raddr, len)) std::memcpy(reinterpret_cast<void*>(raddr), data, len);
+    else log_pe(LogLevel::kError, im->p.rank, "UCX: dropped a malformed put (%zu bytes)", len);
+    if (!(param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP)) {
+      log_pe(LogLevel::kError, im->p.rank, "UCX: an acknowledged put came with no reply endpoint");
+      return UCS_OK;
+    }
+    static const uint32_t kOne = 1;
+    ucp_request_param_t rp = deposit_param(UCP_AM_SEND_FLAG_EAGER, false);
+    ucs_status_ptr_t r = ucp_am_send_nbx(param->reply_ep, kAmAck, &kOne, sizeof kOne, nullptr, 0, &rp);
+    if (UCS_PTR_IS_PTR(r)) ucp_request_free(r);  // released once sent
+    return UCS_OK;
+  }
+  static ucs_status_t on_ack(void* arg, const void* header, size_t header_len, void*, size_t,
+                             const ucp_am_recv_param_t*) {
+    uint32_t n = 0;
+    if (header_len == sizeof n) std::memcpy(&n, header, sizeof n);
+    static_cast<UcxLane*>(arg)->acks_got.fetch_add(n, std::memory_order_release);
+    return UCS_OK;
+  }
+  static Status set_handler(ucp_worker_h w, unsigned id, ucp_am_recv_callback_t cb, void* arg) {
+    ucp_am_handler_param_t hp{};
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    hp.id = id;
+    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+    hp.cb = cb;
+    hp.arg = arg;
+    ucs_status_t st = ucp_worker_set_am_recv_handler(w, &hp);
+    return st == UCS_OK ? Status() : ucs_error("UCX: ucp_worker_set_am_recv_handler", st);
+  }
+  // Sends an acknowledged put (the caller checked that q's endpoint emulates RMA over its
+  // active-message lane). Locally complete on return when blocking, else at quiet, which
+  // waits for the reply. A nonblocking one's header lives until it is sent (UCX reads it
+  // then).
+  struct AckedNbi {
+    uint64_t raddr;
+    UcxLane* lane;
+  };
+  static void on_acked_nbi_sent(void* req, ucs_status_t, void* user) {
+    auto* a = static_cast<AckedNbi*>(user);
+    a->lane->inflight.fetch_sub(1, std::memory_order_relaxed);
+    delete a;
+    ucp_request_free(req);
+  }
+  void send_acked_put(UcxLane& l, UcxPeer& q, void* raddr, const void* src, size_t n, bool blocking) {
+    uint64_t a = reinterpret_cast<uint64_t>(raddr);
+    (void)rkey_for(q, a, n);  // names an address outside the regions
+    ucp_request_param_t rp = deposit_param(UCP_AM_SEND_FLAG_EAGER | UCP_AM_SEND_FLAG_REPLY, false);
+    AckedNbi* keep = nullptr;
+    if (!blocking) {
+      keep = new AckedNbi{a, &l};
+      rp.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+      rp.cb.send = &on_acked_nbi_sent;
+      rp.user_data = keep;
+    }
+    l.ack_pe.store(q.pe, std::memory_order_relaxed);
+    l.acks_wanted.fetch_add(1, std::memory_order_relaxed);
+    ucs_status_ptr_t req = ucp_am_send_nbx(q.ep.load(std::memory_order_relaxed), kAmAckedPut, keep ? &keep->raddr : &a,
+                                           sizeof a, const_cast<void*>(src), n, &rp);
+    if (blocking) return wait(l, req, "put", q.pe);
+    if (!UCS_PTR_IS_PTR(req)) delete keep;  // sent already (or failed): no callback
+    posted(l, req, "put", q.pe, false);     // complete with its reply
+  }
+  bool acks_pending(const UcxLane& l) const {
+    return l.acks_got.load(std::memory_order_acquire) != l.acks_wanted.load(std::memory_order_relaxed);
   }
 
   // A rendezvous deposit or put: UCX receives the bytes straight into the segments, then
@@ -762,17 +871,8 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const UcxParams& para
   if (st != UCS_OK) return ucs_error("UCX: ucp_init", st);
 
   SYMMEM_RETURN_IF_ERROR(im.make_lane(im.svc));
-  {
-    ucp_am_handler_param_t hp{};
-    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                    UCP_AM_HANDLER_PARAM_FIELD_ARG;
-    hp.id = kAmDeposit;
-    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
-    hp.cb = &Impl::on_deposit;
-    hp.arg = &im;
-    st = ucp_worker_set_am_recv_handler(im.svc.worker, &hp);
-    if (st != UCS_OK) return ucs_error("UCX: ucp_worker_set_am_recv_handler", st);
-  }
+  SYMMEM_RETURN_IF_ERROR(Impl::set_handler(im.svc.worker, kAmDeposit, &Impl::on_deposit, &im));
+  SYMMEM_RETURN_IF_ERROR(Impl::set_handler(im.svc.worker, kAmAckedPut, &Impl::on_acked_put, &im));
   ucp_worker_attr_t wa{};
   wa.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE | UCP_WORKER_ATTR_FIELD_ADDRESS | UCP_WORKER_ATTR_FIELD_ADDRESS_FLAGS;
   wa.address_flags = UCP_WORKER_ADDRESS_FLAG_NET_ONLY;
@@ -875,6 +975,9 @@ void UcxTransport::put(void* raddr, const void* src, size_t n, int pe, bool bloc
     l.dirty.store(true, std::memory_order_relaxed);
     return im.send_rndv(l, q, h, src, n, false, blocking, "put");
   }
+  if (n <= im.p.ack_put_bytes && q.rma_by_am && l.quieted.load(std::memory_order_relaxed) &&
+      l.quieted.exchange(false, std::memory_order_acquire))
+    return im.send_acked_put(l, q, raddr, src, n, blocking);
   ucp_request_param_t rp{};
   if (!blocking) Impl::nbi_param(l, &rp);
   ucs_status_ptr_t req = ucp_put_nbx(q.ep.load(std::memory_order_relaxed), src, n, reinterpret_cast<uint64_t>(raddr),
@@ -981,6 +1084,12 @@ void UcxTransport::fence() {
 void UcxTransport::quiet() {
   Impl& im = *impl_;
   UcxLane& l = im.lane();
+  if (im.acks_pending(l)) {
+    Impl::AppScope inside(im);
+    im.drive(l, [&] { return !im.acks_pending(l); }, "quiet (acknowledgement of a put)",
+             l.ack_pe.load(std::memory_order_relaxed));
+  }
+  l.quieted.store(true, std::memory_order_relaxed);
   if (!l.dirty.exchange(false, std::memory_order_acq_rel)) return;
   Impl::AppScope inside(im);
   ucs_status_ptr_t reqs[16];
@@ -1010,7 +1119,7 @@ void UcxTransport::quiet_all() {
   {
     std::lock_guard<std::mutex> g(im.lanes_mu);
     for (auto& l : im.lanes) {
-      if (!l->dirty.load(std::memory_order_relaxed)) continue;
+      if (!l->dirty.load(std::memory_order_relaxed) && !im.acks_pending(*l)) continue;
       swap_lane(l.get());
       quiet();
     }

@@ -28,6 +28,12 @@
 // a zero-copy send and the target receives them straight into their place. A peer that
 // fails during one is still named: by the job's liveness channel, by an error status of
 // the request, or by the operation's deadline.
+//
+// Where UCX emulates RMA over the endpoint's active-message lane (TCP: no rma or amo
+// lane), a small put that is its context's first operation since a quiet goes as one
+// active message that the target acknowledges (SYMMEM_UCX_ACK_PUT_BYTES). The next quiet
+// waits for that reply: put + quiet is one round trip, where UCX's put and endpoint
+// flush take three messages. Later puts use UCX's put; the lane orders both.
 #pragma once
 
 #include <atomic>
@@ -62,6 +68,7 @@ struct UcxParams {
   double init_timeout_s = 60;       // the warm-up at init (an unreachable peer is named then)
   double spin_us = 200;             // a wait polls this long after its last work, then sleeps
   size_t rndv_bytes = SIZE_MAX;     // puts and deposits from this size go by rendezvous (bulk endpoints)
+  size_t ack_put_bytes = 0;         // a put up to this size right after a quiet goes acknowledged
   std::string tag;                  // store key prefix, unique per init
   // Ends the job with one line naming `pe`, the peer that failed (-1: none); never returns.
   std::function<void(int pe, const std::string&)> fatal;
