@@ -30,7 +30,7 @@
 // the request, or by the operation's deadline.
 //
 // Where UCX emulates RMA over the endpoint's active-message lane (TCP: no rma or amo
-// lane), a small put that is its context's first operation since a quiet goes as one
+// lane), a small put that is its context's first put since a quiet goes as one
 // active message that the target acknowledges (SYMMEM_UCX_ACK_PUT_BYTES). The next quiet
 // waits for that reply: put + quiet is one round trip, where UCX's put and endpoint
 // flush take three messages. Later puts use UCX's put; the lane orders both.
