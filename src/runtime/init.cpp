@@ -76,6 +76,27 @@ size_t last_level_cache_bytes() {
 // This PE's node: SYMMEM_NODE_ID, else host name and boot id (two containers of one host
 // with separate /dev/shm are told apart only by SYMMEM_NODE_ID). With transport ucx every
 // PE is a node of its own, so every peer goes through UCX.
+// The CPUs this process may run on (before it binds itself), as hex words "w0.w1..." with
+// the trailing zero words left off; "" when unknown.
+std::string allowed_cpus_text() {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return "";
+  std::string out;
+  int last = 0;
+  std::vector<std::string> words;
+  for (int w = 0; w * 64 < CPU_SETSIZE; ++w) {
+    uint64_t bits = 0;
+    for (int b = 0; b < 64 && w * 64 + b < CPU_SETSIZE; ++b)
+      if (CPU_ISSET(w * 64 + b, &allowed)) bits |= uint64_t(1) << b;
+    char buf[20];
+    std::snprintf(buf, sizeof buf, "%" PRIx64, bits);
+    words.push_back(buf);
+    if (bits) last = w;
+  }
+  for (int w = 0; w <= last; ++w) out += (w ? "." : "") + words[size_t(w)];
+  return out;
+}
+
 std::string this_node_id(const Config& c, const std::string& transport, int rank) {
   std::string id = c.node_id;
   if (id.empty()) {
@@ -570,6 +591,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
                          return h;
                        }() + " host=" + host + " pid=" + std::to_string(::getpid()) +
                        " cg=" + std::to_string(cgroup_identity(commit_policy_.cgroup)) +
+                       " cpus=" + allowed_cpus_text() +
                        " node=" + this_node_id(cfg_, transport, rank_);
     const std::string tag = inst + "/info";
     if (Status s = store_->set(tag + "/" + std::to_string(rank_), mine); !s.ok()) init_failed(s.code(), s.message());
@@ -595,13 +617,22 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
     // The PEs of this machine commit the same amounts at the same moments; those of its
     // cgroup are charged to the same limit.
     commit_policy_.node_pes = commit_policy_.cgroup_pes = 0;
+    std::vector<uint64_t> host_cpus;  // the union of this machine's PEs' CPUs
     for (int pe = 0; pe < npes_; ++pe) {
       auto f = parse_fields((*all)[pe]);
       pe_where_.push_back(f["host"] + ":" + f["pid"]);
       if (f["host"] != me["host"]) continue;
       if (commit_policy_.node_pes++ == 0) node_first_pe_ = pe;
       if (f["cg"] == me["cg"]) ++commit_policy_.cgroup_pes;
+      std::istringstream words(f["cpus"]);
+      std::string word;
+      for (size_t w = 0; std::getline(words, word, '.'); ++w) {
+        if (host_cpus.size() <= w) host_cpus.resize(w + 1);
+        host_cpus[w] |= std::strtoull(word.c_str(), nullptr, 16);
+      }
     }
+    host_cpus_ = 0;
+    for (uint64_t w : host_cpus) host_cpus_ += __builtin_popcountll(w);
     std::string report;
     for (const char* field : {"version", "npes", "heap"}) {
       std::map<std::string, std::vector<int>> by_value;

@@ -32,6 +32,14 @@ void Runtime::Impl::connect_ucx(const std::string& tag) {
     fail(Errc::kInvalidArgument, "init", "SYMMEM_UCX_PROGRESS=%s: expected thread or inline", p.progress.c_str());
   p.timeout_s = cfg_.op_timeout;
   p.spin_us = cfg_.ucx_spin_us;
+  // Spinning without handing the core over only where this machine's PEs can each have a
+  // core (the launcher may give each a slice): with more PEs than cores, the PE waited for
+  // needs the core; otherwise a yield costs an 8-byte get's round trip ~2 % (11.8 against
+  // 12.1 us, alternating runs).
+  p.spin_yields = host_cpus_ <= 0 || commit_policy_.node_pes > host_cpus_;
+  log_pe(LogLevel::kDebug, rank_, "UCX waits %s (%d PEs on this machine, %d CPUs)",
+         p.spin_yields ? "hand the core over as they spin" : "spin without handing the core over",
+         commit_policy_.node_pes, host_cpus_);
   p.rndv_bytes = cfg_.ucx_rndv_bytes > 0 ? size_t(cfg_.ucx_rndv_bytes) : SIZE_MAX;
   p.ack_put_bytes = cfg_.ucx_ack_put_bytes > 0 ? size_t(cfg_.ucx_ack_put_bytes) : 0;
   p.init_timeout_s = cfg_.init_timeout;

@@ -504,6 +504,7 @@ struct Runtime::Impl {
   // symmem-run reports the job's committed memory when a PE is killed: every PE adds
   // what it commits to kCommittedKey in the launcher's store.
   bool report_commits_ = false;
+  int host_cpus_ = 0;       // the CPUs this machine's PEs may use together (0: unknown)
   int node_first_pe_ = 0;  // the lowest rank on this machine: says what the node cannot hold
   void note_node_capacity();
   RouteTable routes_;

@@ -599,8 +599,8 @@ struct UcxTransport::Impl {
   // runtime): the calling thread drives the worker itself while the progress thread stands
   // aside (app_driving), so a reply is handled by the thread that waits for it, with no
   // wake-up of another thread in between. It polls until spin_ns have passed since it last
-  // found work, yielding the core every few empty polls (the peer it waits for may need
-  // it), then sleeps on the workers' event fds, armed, woken by the next event. Ends the job naming `pe` once the deadline passes.
+  // found work, yielding the core every few empty polls where this host has more PEs
+  // than cores (the peer it waits for may need it), then sleeps on the workers' event fds, armed, woken by the next event. Ends the job naming `pe` once the deadline passes.
   template <class Done>
   void drive(UcxLane& l, Done done, const char* what, int pe) {
     if (done()) return;
@@ -633,8 +633,8 @@ struct UcxTransport::Impl {
       }
       // Spinning again after each piece of work: a PE that serves a stream of requests
       // (or waits for a quick reply) keeps polling; an idle one sleeps.
-      if (now - busy < std::chrono::nanoseconds(spin_ns)) sched_yield();
-      else sleep_on_efd(l, done);
+      if (now - busy >= std::chrono::nanoseconds(spin_ns)) sleep_on_efd(l, done);
+      else if (p.spin_yields) sched_yield();
     }
     app_driving.fetch_sub(1, std::memory_order_seq_cst);
   }

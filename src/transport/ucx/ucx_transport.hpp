@@ -67,6 +67,7 @@ struct UcxParams {
   double timeout_s = 60;            // every blocking operation
   double init_timeout_s = 60;       // the warm-up at init (an unreachable peer is named then)
   double spin_us = 200;             // a wait polls this long after its last work, then sleeps
+  bool spin_yields = true;          // the polls hand the core over now and then (more PEs than cores here)
   size_t rndv_bytes = SIZE_MAX;     // puts and deposits from this size go by rendezvous (bulk endpoints)
   size_t ack_put_bytes = 0;         // a put up to this size right after a quiet goes acknowledged
   std::string tag;                  // store key prefix, unique per init
