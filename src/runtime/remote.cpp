@@ -34,8 +34,8 @@ void Runtime::Impl::connect_ucx(const std::string& tag) {
   p.spin_us = cfg_.ucx_spin_us;
   // Spinning without handing the core over only where this machine's PEs can each have a
   // core (the launcher may give each a slice): with more PEs than cores, the PE waited for
-  // needs the core; otherwise a yield costs an 8-byte get's round trip ~2 % (11.8 against
-  // 12.1 us, alternating runs).
+  // needs the core; otherwise a yield costs an 8-byte get's round trip up to 2 % (11.8-12.0
+  // against 12.1 us, alternating runs).
   p.spin_yields = host_cpus_ <= 0 || commit_policy_.node_pes > host_cpus_;
   log_pe(LogLevel::kDebug, rank_, "UCX waits %s (%d PEs on this machine, %d CPUs)",
          p.spin_yields ? "hand the core over as they spin" : "spin without handing the core over",
