@@ -612,10 +612,11 @@ static bool reduce_chain(Group& g, void* dest, const void* src, size_t n, size_t
   return true;
 }
 
-// Chunks of at least 32 KiB (at most 32 a slice: bits of a word). Each deposit costs CPU
+// Chunks of at least 60 KiB (at most 32 a slice: bits of a word). Each deposit costs CPU
 // at both ends; on 2 nodes x 2 PEs over TCP (2 cores), 1 MiB sum: 4 KiB chunks 1.2-1.4 ms,
-// 32 KiB 0.88-1.16, 64 KiB 1.19-1.37; 64 KiB sum: 4 KiB 181-299 us, 32 KiB 76-106.
-constexpr size_t kChainChunkMin = 32 << 10;
+// 32 KiB 0.79-0.83, 48 KiB 0.71-0.75, 60 KiB 0.68-0.72 (each whole in one of UCX's 128 KiB
+// receive buffers, ucx_transport.cpp); 1 MiB broadcast: 32 KiB 0.55 ms, 60 KiB 0.39.
+constexpr size_t kChainChunkMin = 60 << 10;
 constexpr size_t kSlicesBytes = 8 << 10, kSlicesAloneBytes = 256 << 10;  // reduce() chooses
 
 // Large reductions where the nodes hold equal runs of L consecutive members (the usual
@@ -720,7 +721,7 @@ static bool reduce_slices(Group& g, void* dest, const void* src, size_t n, size_
 
 // Large broadcasts where the nodes hold equal runs of L consecutive members. After one
 // sync (every dest is free), the root deposits slice j of its source into member j of every
-// other node, chunk by chunk (32 KiB and up, bit c of that member's chain_in per chunk), and
+// other node, chunk by chunk (60 KiB and up, bit c of that member's chain_in per chunk), and
 // copies the whole source into its own node mates' dests; member j of another node copies
 // each chunk of slice j, as it arrives, into its node mates' dests (shared memory, counted
 // on push_arrived). The data crosses the network once per other node, and a node's members
