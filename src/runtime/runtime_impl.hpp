@@ -107,19 +107,28 @@ struct Runtime::Impl {
     dfx_.ucx_quieted(mark);
 #endif
   }
+  // With every tool off a put is the translation and the copy alone; the tools' path is a
+  // separate function (as get's below), so that no OpScope sits on the copy's frame.
   void put(const char* call, void* dest, const void* src, size_t n, int pe) {
-    dfx::OpScope dfx_op_(dfx_, dfx::Op::kPut, call, dest, n, pe, src);
-    char* r = translate(call, dest, n, pe);
-    dfx_write(dfx::Op::kPut, call, dest, n, pe, dfx_op_.on());
-    if (off_node(pe)) return ucx_put(r, src, n, pe, true);
-    if (n) shm::put(r, src, n);
+    if (SYMMEM_DFX_HOOKS && SYMMEM_UNLIKELY(dfx_.tools_ != 0))
+      return put_seen(__builtin_return_address(0), dfx::Op::kPut, call, dest, src, n, pe);
+    put_plain(dfx::Op::kPut, call, dest, src, n, pe, false);
   }
   void put_nbi(const char* call, void* dest, const void* src, size_t n, int pe) {
-    dfx::OpScope dfx_op_(dfx_, dfx::Op::kPutNbi, call, dest, n, pe, src);
+    if (SYMMEM_DFX_HOOKS && SYMMEM_UNLIKELY(dfx_.tools_ != 0))
+      return put_seen(__builtin_return_address(0), dfx::Op::kPutNbi, call, dest, src, n, pe);
+    put_plain(dfx::Op::kPutNbi, call, dest, src, n, pe, false);
+  }
+  void put_plain(dfx::Op op, const char* call, void* dest, const void* src, size_t n, int pe, bool seen) {
     char* r = translate(call, dest, n, pe);
-    dfx_write(dfx::Op::kPutNbi, call, dest, n, pe, dfx_op_.on());
-    if (off_node(pe)) return ucx_put(r, src, n, pe, false);
+    dfx_write(op, call, dest, n, pe, seen);
+    if (off_node(pe)) return ucx_put(r, src, n, pe, op == dfx::Op::kPut);
     if (n) shm::put(r, src, n);
+  }
+  [[gnu::noinline]] void put_seen(void* site, dfx::Op op, const char* call, void* dest, const void* src, size_t n,
+                                  int pe) {
+    dfx::OpScope dfx_op_(site, dfx_, op, call, dest, n, pe, src);
+    put_plain(op, call, dest, src, n, pe, true);
   }
   // A get has no page write to make, so with every tool off it is the copy alone: the tools'
   // path is a separate function, so that the copy's frame keeps nothing live across a call
@@ -129,7 +138,7 @@ struct Runtime::Impl {
       return get_seen(__builtin_return_address(0), call, dest, src, n, pe);
     get_plain(call, dest, src, n, pe);
   }
-  void get_plain(const char* call, void* dest, const void* src, size_t n, int pe) {
+  [[gnu::noinline]] void get_plain(const char* call, void* dest, const void* src, size_t n, int pe) {
     char* r = translate(call, src, n, pe);
     if (off_node(pe)) return ucx_get(dest, r, n, pe, true);
     if (n) shm::get(dest, r, n);
@@ -148,12 +157,21 @@ struct Runtime::Impl {
   }
   template <class T>
   void p(const char* call, T* dest, T value, int pe) {
-    dfx::OpScope dfx_op_(dfx_, dfx::Op::kPut, call, dest, sizeof(T), pe);
+    if (SYMMEM_DFX_HOOKS && SYMMEM_UNLIKELY(dfx_.tools_ != 0)) return p_seen(__builtin_return_address(0), call, dest, value, pe);
+    p_plain(call, dest, value, pe, false);
+  }
+  template <class T>
+  void p_plain(const char* call, T* dest, T value, int pe, bool seen) {
     T* r = reinterpret_cast<T*>(translate(call, dest, sizeof(T), pe));
-    dfx_write(dfx::Op::kPut, call, dest, sizeof(T), pe, dfx_op_.on());
+    dfx_write(dfx::Op::kPut, call, dest, sizeof(T), pe, seen);
     if (off_node(pe)) return ucx_put(r, &value, sizeof(T), pe, true);
     if constexpr (sizeof(T) <= 8) __atomic_store(r, &value, __ATOMIC_RELAXED);  // one store, never torn
     else shm::put(r, &value, sizeof(T));
+  }
+  template <class T>
+  [[gnu::noinline]] void p_seen(void* site, const char* call, T* dest, T value, int pe) {
+    dfx::OpScope dfx_op_(site, dfx_, dfx::Op::kPut, call, dest, sizeof(T), pe);
+    p_plain(call, dest, value, pe, true);
   }
   template <class T>
   T g(const char* call, const T* src, int pe) {
@@ -182,17 +200,20 @@ struct Runtime::Impl {
     if (SYMMEM_UNLIKELY(ucx_ != nullptr)) ucx_->fence();
   }
   void quiet() {
-    dfx::OpScope dfx_op_(dfx_, dfx::Op::kQuiet, "quiet", nullptr, 0, rank_);
+    if (SYMMEM_DFX_HOOKS && SYMMEM_UNLIKELY(dfx_.tools_ != 0)) return quiet_seen(__builtin_return_address(0));
     shm::quiet();
-    if (SYMMEM_UNLIKELY(ucx_ != nullptr)) {
-      const uint64_t t0 = SYMMEM_DFX_HOOKS && SYMMEM_UNLIKELY(dfx_.tools_ != 0) ? dfx::now_ns() : 0;
+    if (SYMMEM_UNLIKELY(ucx_ != nullptr)) ucx_quiet(false);
+  }
+  [[gnu::noinline]] void quiet_seen(void* site) {
+    dfx::OpScope dfx_op_(site, dfx_, dfx::Op::kQuiet, "quiet", nullptr, 0, rank_);
+    shm::quiet();
+    if (ucx_ != nullptr) {
+      const uint64_t t0 = dfx::now_ns();
       ucx_quiet(false);
-      if (SYMMEM_UNLIKELY(t0 != 0)) {
-        dfx::WaitDesc d;
-        d.op = dfx::Op::kQuiet;
-        d.call = "quiet";
-        dfx_.wait_end(d, t0);
-      }
+      dfx::WaitDesc d;
+      d.op = dfx::Op::kQuiet;
+      d.call = "quiet";
+      dfx_.wait_end(d, t0);
     }
   }
   // Out of line (runtime/remote.cpp): the UCX calls, kept off the inline shm path.
