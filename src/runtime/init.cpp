@@ -73,30 +73,27 @@ size_t last_level_cache_bytes() {
   return best;
 }
 
-// This PE's node: SYMMEM_NODE_ID, else host name and boot id (two containers of one host
-// with separate /dev/shm are told apart only by SYMMEM_NODE_ID). With transport ucx every
-// PE is a node of its own, so every peer goes through UCX.
 // The CPUs this process may run on (before it binds itself), as hex words "w0.w1..." with
 // the trailing zero words left off; "" when unknown.
 std::string allowed_cpus_text() {
   cpu_set_t allowed;
   if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return "";
+  std::vector<uint64_t> words(CPU_SETSIZE / 64);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &allowed)) words[size_t(cpu / 64)] |= uint64_t(1) << (cpu % 64);
+  while (words.size() > 1 && words.back() == 0) words.pop_back();
   std::string out;
-  int last = 0;
-  std::vector<std::string> words;
-  for (int w = 0; w * 64 < CPU_SETSIZE; ++w) {
-    uint64_t bits = 0;
-    for (int b = 0; b < 64 && w * 64 + b < CPU_SETSIZE; ++b)
-      if (CPU_ISSET(w * 64 + b, &allowed)) bits |= uint64_t(1) << b;
+  for (size_t w = 0; w < words.size(); ++w) {
     char buf[20];
-    std::snprintf(buf, sizeof buf, "%" PRIx64, bits);
-    words.push_back(buf);
-    if (bits) last = w;
+    std::snprintf(buf, sizeof buf, "%s%" PRIx64, w ? "." : "", words[w]);
+    out += buf;
   }
-  for (int w = 0; w <= last; ++w) out += (w ? "." : "") + words[size_t(w)];
   return out;
 }
 
+// This PE's node: SYMMEM_NODE_ID, else host name and boot id (two containers of one host
+// with separate /dev/shm are told apart only by SYMMEM_NODE_ID). With transport ucx every
+// PE is a node of its own, so every peer goes through UCX.
 std::string this_node_id(const Config& c, const std::string& transport, int rank) {
   std::string id = c.node_id;
   if (id.empty()) {

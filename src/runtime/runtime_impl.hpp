@@ -157,7 +157,8 @@ struct Runtime::Impl {
   }
   template <class T>
   void p(const char* call, T* dest, T value, int pe) {
-    if (SYMMEM_DFX_HOOKS && SYMMEM_UNLIKELY(dfx_.tools_ != 0)) return p_seen(__builtin_return_address(0), call, dest, value, pe);
+    if (SYMMEM_DFX_HOOKS && SYMMEM_UNLIKELY(dfx_.tools_ != 0))
+      return p_seen(__builtin_return_address(0), call, dest, value, pe);
     p_plain(call, dest, value, pe, false);
   }
   template <class T>

@@ -600,7 +600,8 @@ struct UcxTransport::Impl {
   // aside (app_driving), so a reply is handled by the thread that waits for it, with no
   // wake-up of another thread in between. It polls until spin_ns have passed since it last
   // found work, yielding the core every few empty polls where this host has more PEs
-  // than cores (the peer it waits for may need it), then sleeps on the workers' event fds, armed, woken by the next event. Ends the job naming `pe` once the deadline passes.
+  // than cores (the peer it waits for may need it), then sleeps on the workers' event fds,
+  // armed, woken by the next event. Ends the job naming `pe` once the deadline passes.
   template <class Done>
   void drive(UcxLane& l, Done done, const char* what, int pe) {
     if (done()) return;
