@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/dfx_page.hpp"
@@ -359,11 +360,16 @@ class CollScope {
       d.coll_begin(op, lane, seq_, start, stride, size, me, CollArgs{});
   }
   [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me, const CollArgs& a)
+      : CollScope(d, op, lane, start, stride, size, me, [&a] { return a; }) {}
+  // The arguments made by a callable: with every tool off only their root and size are
+  // read, so the whole CollArgs is never built on the collective's frame.
+  template <class MakeArgs, class = std::enable_if_t<std::is_invocable_r_v<CollArgs, MakeArgs&>>>
+  [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me, MakeArgs make)
       : d_(d), lane_(lane), seq_(0), brief_(0) {
     if (!enter(op, start, stride, size, kBriefArgs)) return;
-    relaxed_store(d.lane_args_[lane].root, int32_t(a.root));
-    relaxed_store(d.lane_args_[lane].bytes, uint64_t(a.bytes));
-    if (SYMMEM_DFX_UNLIKELY(d.tools_ != 0)) d.coll_begin(op, lane, seq_, start, stride, size, me, a);
+    relaxed_store(d.lane_args_[lane].root, int32_t(make().root));
+    relaxed_store(d.lane_args_[lane].bytes, uint64_t(make().bytes));
+    if (SYMMEM_DFX_UNLIKELY(d.tools_ != 0)) d.coll_begin(op, lane, seq_, start, stride, size, me, make());
   }
   [[gnu::always_inline]] ~CollScope() {
     if (seq_ == 0) return;  // inside another
@@ -373,7 +379,8 @@ class CollScope {
     d.page_->lane_hist[lane_][seq_ % kLaneHist].store(brief_ & ~kBriefOpen, std::memory_order_relaxed);
   }
 #else
-  CollScope(Dfx& d, Op, int, int, int, int, int, const CollArgs& = {}) : d_(d) {}
+  template <class... A>
+  CollScope(Dfx& d, Op, int, int, int, int, int, A&&...) : d_(d) {}
 #endif
   CollScope(const CollScope&) = delete;
   CollScope& operator=(const CollScope&) = delete;
