@@ -162,7 +162,7 @@ inline dfx::CollArgs coll_args(int root, size_t bytes, size_t es, const void* de
   return a;
 }
 // (The lane first: the arguments, computed after that virtual call, need not live across it;
-// they are made by a lambda, so that with every tool off only their root and size are.)
+// a lambda makes them, so that with every tool off only their root and size are computed.)
 #define SYMMEM_COLL_SCOPE(g, op, args)                                                                               \
   const int dfx_coll_lane_ = (g).dfx_lane();                                                                        \
   ::symmem::dfx::CollScope dfx_coll_scope_((g).rt()->dfx_, ::symmem::dfx::Op::op, dfx_coll_lane_, (g).start(),        \
