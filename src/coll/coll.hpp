@@ -162,12 +162,14 @@ inline dfx::CollArgs coll_args(int root, size_t bytes, size_t es, const void* de
   return a;
 }
 // (The lane first: the arguments, computed after that virtual call, need not live across it;
-// a lambda makes them, so that with every tool off only their root and size are computed.)
+// lambdas make the geometry and the arguments, so that with every tool off only their root
+// and size are computed.)
 #define SYMMEM_COLL_SCOPE(g, op, args)                                                                               \
   const int dfx_coll_lane_ = (g).dfx_lane();                                                                        \
-  ::symmem::dfx::CollScope dfx_coll_scope_((g).rt()->dfx_, ::symmem::dfx::Op::op, dfx_coll_lane_, (g).start(),        \
-                                           (g).stride(), (g).size(), (g).me(),                                      \
-                                           [&]() -> ::symmem::dfx::CollArgs { return args; })
+  ::symmem::dfx::CollScope dfx_coll_scope_(                                                                         \
+      (g).rt()->dfx_, ::symmem::dfx::Op::op, dfx_coll_lane_,                                                        \
+      [&]() -> ::symmem::dfx::CollGeom { return {(g).start(), (g).stride(), (g).size(), (g).me()}; },               \
+      [&]() -> ::symmem::dfx::CollArgs { return args; }, ::symmem::dfx::kBriefArgs)
 
 // ---- algorithms (every member calls with the same arguments, except collect's bytes) ----
 // root_gets: the root's dest receives the data too (team form; the active-set form leaves it).

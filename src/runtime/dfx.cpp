@@ -53,7 +53,13 @@ const char* op_name(Op op) {
 Dfx::Dfx() : page_(nullptr), own_(new Page()) {
   page_ = own_.get();
   page_->name_count.store(1, std::memory_order_relaxed);  // id 0: no call
-  for (size_t op = size_t(Op::kBarrier); op < size_t(Op::kCount); ++op) coll_call_[op] = intern(op_name(Op(op)));
+  for (size_t op = size_t(Op::kBarrier); op < size_t(Op::kCount); ++op)
+    coll_brief_[op] = brief_word(Op(op), intern(op_name(Op(op))), 0, true);
+}
+
+void Dfx::coll_leave_described(int lane) {
+  if (tools_ != 0) coll_end();
+  coll_undescribe(lane);
 }
 
 Dfx::~Dfx() = default;

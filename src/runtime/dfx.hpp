@@ -216,6 +216,9 @@ class Dfx {
   // A described collective of `lane` leaves: its record done, the page's call and state
   // restored.
   void coll_undescribe(int lane);
+  // A described collective of `lane` leaves (CollScope): the tools' coll_end, then
+  // coll_undescribe. (With a tool on, every collective is described.)
+  [[gnu::cold]] void coll_leave_described(int lane);
   // The PEs of the team in `lane` (world at init, TEAM_SHARED, splits; active sets per call).
   void lane_geometry(int lane, int start, int stride, int size) {
     relaxed_store(lane_geom_[lane].start, int32_t(start));
@@ -255,7 +258,8 @@ class Dfx {
   std::map<uint64_t, Allocation> allocs_;  // by offset
   uint32_t lane_team_[kTeamLanes] = {0, 1};  // team id in each lane (world 0, shared 1)
   uint32_t lane_base_[kTeamLanes] = {};      // lane_seq when that team arrived
-  uint16_t coll_call_[size_t(Op::kCount)] = {};  // names index of each op, interned at construction
+  // Each op's brief word, open, number 0 (its names index interned at construction).
+  uint64_t coll_brief_[size_t(Op::kCount)] = {};
   // Per lane, for describing its open collective later (one thread at a time per lane):
   // its root and bytes (written on entry when the op has them), the team, its record.
   struct LaneArgs {
@@ -334,6 +338,11 @@ struct CollArgs {
   const void* src = nullptr;
 };
 
+// The PEs of a collective's team, and this PE's index among them (CollScope).
+struct CollGeom {
+  int start, stride, size, me;
+};
+
 // With a tool on: this thread's outermost collective (CollScope), or null.
 extern __thread CollEvent* t_coll_ev __attribute__((tls_model("initial-exec")));
 
@@ -354,33 +363,41 @@ extern __thread CollEvent* t_coll_ev __attribute__((tls_model("initial-exec")));
 class CollScope {
  public:
 #if SYMMEM_DFX_HOOKS
+  // The core: the team's geometry and the collective's arguments come from callables, so
+  // that with every tool off only the arguments' root and size are computed (the geometry
+  // only for an active set), nothing of them before the nesting check; `flags`: kBriefArgs
+  // when the arguments are known.
+  template <class MakeGeom, class MakeArgs>
+  [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, MakeGeom geom, MakeArgs make, uint64_t flags)
+      : d_(d), lane_(lane) {
+    if (!enter(op, flags)) return;
+    if (flags & kBriefArgs) {
+      relaxed_store(d.lane_args_[lane].root, int32_t(make().root));
+      relaxed_store(d.lane_args_[lane].bytes, uint64_t(make().bytes));
+    }
+    if (SYMMEM_DFX_UNLIKELY(lane == kActiveSetLane)) {
+      const CollGeom g = geom();
+      d.lane_geometry(lane, g.start, g.stride, g.size);
+    }
+    if (SYMMEM_DFX_UNLIKELY(d.tools_ != 0)) {
+      const CollGeom g = geom();
+      d.coll_begin(op, lane, uint32_t(brief_ >> 32), g.start, g.stride, g.size, g.me, make());
+    }
+  }
   [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me)
-      : d_(d), lane_(lane), seq_(0), brief_(0) {
-    if (enter(op, start, stride, size) && SYMMEM_DFX_UNLIKELY(d.tools_ != 0))
-      d.coll_begin(op, lane, seq_, start, stride, size, me, CollArgs{});
-  }
+      : CollScope(d, op, lane, [=] { return CollGeom{start, stride, size, me}; }, [] { return CollArgs{}; }, 0) {}
   [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me, const CollArgs& a)
-      : CollScope(d, op, lane, start, stride, size, me, [&a] { return a; }) {}
-  // The arguments made by a callable: with every tool off only their root and size are
-  // read, so the whole CollArgs is never built on the collective's frame.
-  template <class MakeArgs, class = std::enable_if_t<std::is_invocable_r_v<CollArgs, MakeArgs&>>>
-  [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me, MakeArgs make)
-      : d_(d), lane_(lane), seq_(0), brief_(0) {
-    if (!enter(op, start, stride, size, kBriefArgs)) return;
-    relaxed_store(d.lane_args_[lane].root, int32_t(make().root));
-    relaxed_store(d.lane_args_[lane].bytes, uint64_t(make().bytes));
-    if (SYMMEM_DFX_UNLIKELY(d.tools_ != 0)) d.coll_begin(op, lane, seq_, start, stride, size, me, make());
-  }
+      : CollScope(d, op, lane, [=] { return CollGeom{start, stride, size, me}; }, [&a] { return a; }, kBriefArgs) {}
   [[gnu::always_inline]] ~CollScope() {
-    if (seq_ == 0) return;  // inside another
+    if (brief_ == 0) return;  // inside another
     Dfx& d = d_;
-    if (SYMMEM_DFX_UNLIKELY(d.tools_ != 0)) d.coll_end();
-    if (SYMMEM_DFX_UNLIKELY(d.lane_rec_[lane_].rec.load(std::memory_order_relaxed) != nullptr)) d.coll_undescribe(lane_);
-    d.page_->lane_hist[lane_][seq_ % kLaneHist].store(brief_ & ~kBriefOpen, std::memory_order_relaxed);
+    // A tool on, or a wait inside it went to sleep: its record (Dfx::coll_describe).
+    if (SYMMEM_DFX_UNLIKELY(d.lane_rec_[lane_].rec.load(std::memory_order_relaxed) != nullptr)) d.coll_leave_described(lane_);
+    d.page_->lane_hist[lane_][uint32_t(brief_ >> 32) % kLaneHist].store(brief_ & ~kBriefOpen, std::memory_order_relaxed);
   }
 #else
   template <class... A>
-  CollScope(Dfx& d, Op, int, int, int, int, int, A&&...) : d_(d) {}
+  CollScope(Dfx& d, Op, int, A&&...) : d_(d) {}
 #endif
   CollScope(const CollScope&) = delete;
   CollScope& operator=(const CollScope&) = delete;
@@ -389,22 +406,21 @@ class CollScope {
 
  private:
 #if SYMMEM_DFX_HOOKS
-  // False (and seq_ 0) inside another collective of the lane.
-  [[gnu::always_inline]] bool enter(Op op, int start, int stride, int size, uint64_t flags = 0) {
+  // False (and brief_ 0) inside another collective of the lane.
+  [[gnu::always_inline]] bool enter(Op op, uint64_t flags) {
     Dfx& d = d_;
     Page* p = d.page_;
     const uint32_t now = p->lane_seq[lane_].load(std::memory_order_relaxed);
     if (p->lane_hist[lane_][now % kLaneHist].load(std::memory_order_relaxed) & kBriefOpen) {
-      seq_ = 0;
+      brief_ = 0;
       return false;
     }
-    seq_ = now + 1;
-    p->lane_seq[lane_].store(seq_, std::memory_order_relaxed);
-    brief_ = brief_word(op, d.coll_call_[size_t(op)], seq_, true) | flags;
-    p->lane_hist[lane_][seq_ % kLaneHist].store(brief_, std::memory_order_relaxed);
+    const uint32_t seq = now + 1;
+    p->lane_seq[lane_].store(seq, std::memory_order_relaxed);
+    brief_ = d.coll_brief_[size_t(op)] | flags | uint64_t(seq) << 32;
+    p->lane_hist[lane_][seq % kLaneHist].store(brief_, std::memory_order_relaxed);
     // This thread's frame: a wait of this thread, deeper on its stack, finds its lane by it.
     relaxed_store(d.lane_args_[lane_].frame, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
-    if (SYMMEM_DFX_UNLIKELY(lane_ == kActiveSetLane)) d.lane_geometry(lane_, start, stride, size);
     return true;
   }
 #endif
@@ -413,8 +429,7 @@ class CollScope {
   // in Dfx::coll_begin's thread-local storage).
   Dfx& d_;
   int lane_;
-  uint32_t seq_;
-  uint64_t brief_;
+  uint64_t brief_;  // this collective's brief word (its number in bits 32-63); 0 inside another
 };
 
 // "static 'name' +off" for an address inside a variable of the executable, from its ELF
