@@ -57,9 +57,9 @@ Dfx::Dfx() : page_(nullptr), own_(new Page()) {
     coll_brief_[op] = brief_word(Op(op), intern(op_name(Op(op))), 0, true);
 }
 
-void Dfx::coll_leave_described(int lane) {
+void Dfx::coll_leave_described(const std::atomic<uint64_t>* slot) {
   if (tools_ != 0) coll_end();
-  coll_undescribe(lane);
+  coll_undescribe(int((slot - &page_->lane_hist[0][0]) / kLaneHist));
 }
 
 Dfx::~Dfx() = default;
@@ -311,6 +311,9 @@ bool Dfx::describe_coll(int lane, uint64_t b, const CollEvent* ev) {
   LaneRec& lr = lane_rec_[lane];
   CollRecord* none = nullptr;
   if (!lr.rec.compare_exchange_strong(none, &r, std::memory_order_relaxed)) return false;
+  // (the open collective's scope leaves through Dfx::coll_leave_described)
+  std::atomic<uint64_t>& slot = p->lane_hist[lane][brief_of(b).team_seq % kLaneHist];
+  slot.store(slot.load(std::memory_order_relaxed) | kBriefDescribed, std::memory_order_relaxed);
   // What the collective was called with: the tools' event, else what the lane kept of it.
   auto kept = [](auto& field) { return std::atomic_ref(field).load(std::memory_order_relaxed); };
   const bool args = (b & kBriefArgs) != 0;

@@ -216,9 +216,9 @@ class Dfx {
   // A described collective of `lane` leaves: its record done, the page's call and state
   // restored.
   void coll_undescribe(int lane);
-  // A described collective of `lane` leaves (CollScope): the tools' coll_end, then
-  // coll_undescribe. (With a tool on, every collective is described.)
-  [[gnu::cold]] void coll_leave_described(int lane);
+  // A described collective leaves (CollScope; `slot`: its brief word on the page): the
+  // tools' coll_end, then coll_undescribe. (With a tool on, every collective is described.)
+  [[gnu::cold]] void coll_leave_described(const std::atomic<uint64_t>* slot);
   // The PEs of the team in `lane` (world at init, TEAM_SHARED, splits; active sets per call).
   void lane_geometry(int lane, int start, int stride, int size) {
     relaxed_store(lane_geom_[lane].start, int32_t(start));
@@ -369,8 +369,9 @@ class CollScope {
   // when the arguments are known.
   template <class MakeGeom, class MakeArgs>
   [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, MakeGeom geom, MakeArgs make, uint64_t flags)
-      : d_(d), lane_(lane) {
-    if (!enter(op, flags)) return;
+      : d_(d) {
+    const uint32_t seq = enter(op, lane, flags);
+    if (seq == 0) return;
     if (flags & kBriefArgs) {
       relaxed_store(d.lane_args_[lane].root, int32_t(make().root));
       relaxed_store(d.lane_args_[lane].bytes, uint64_t(make().bytes));
@@ -381,7 +382,7 @@ class CollScope {
     }
     if (SYMMEM_DFX_UNLIKELY(d.tools_ != 0)) {
       const CollGeom g = geom();
-      d.coll_begin(op, lane, uint32_t(brief_ >> 32), g.start, g.stride, g.size, g.me, make());
+      d.coll_begin(op, lane, seq, g.start, g.stride, g.size, g.me, make());
     }
   }
   [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me)
@@ -389,11 +390,11 @@ class CollScope {
   [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me, const CollArgs& a)
       : CollScope(d, op, lane, [=] { return CollGeom{start, stride, size, me}; }, [&a] { return a; }, kBriefArgs) {}
   [[gnu::always_inline]] ~CollScope() {
-    if (brief_ == 0) return;  // inside another
-    Dfx& d = d_;
+    if (slot_ == nullptr) return;  // inside another
+    const uint64_t w = slot_->load(std::memory_order_relaxed);
     // A tool on, or a wait inside it went to sleep: its record (Dfx::coll_describe).
-    if (SYMMEM_DFX_UNLIKELY(d.lane_rec_[lane_].rec.load(std::memory_order_relaxed) != nullptr)) d.coll_leave_described(lane_);
-    d.page_->lane_hist[lane_][uint32_t(brief_ >> 32) % kLaneHist].store(brief_ & ~kBriefOpen, std::memory_order_relaxed);
+    if (SYMMEM_DFX_UNLIKELY(w & kBriefDescribed)) d_.coll_leave_described(slot_);
+    slot_->store(w & ~(kBriefOpen | kBriefDescribed), std::memory_order_relaxed);
   }
 #else
   template <class... A>
@@ -406,30 +407,29 @@ class CollScope {
 
  private:
 #if SYMMEM_DFX_HOOKS
-  // False (and brief_ 0) inside another collective of the lane.
-  [[gnu::always_inline]] bool enter(Op op, uint64_t flags) {
+  // The collective's number on the lane; 0 (and slot_ null) inside another of the lane.
+  [[gnu::always_inline]] uint32_t enter(Op op, int lane, uint64_t flags) {
     Dfx& d = d_;
     Page* p = d.page_;
-    const uint32_t now = p->lane_seq[lane_].load(std::memory_order_relaxed);
-    if (p->lane_hist[lane_][now % kLaneHist].load(std::memory_order_relaxed) & kBriefOpen) {
-      brief_ = 0;
-      return false;
+    const uint32_t now = p->lane_seq[lane].load(std::memory_order_relaxed);
+    if (p->lane_hist[lane][now % kLaneHist].load(std::memory_order_relaxed) & kBriefOpen) {
+      slot_ = nullptr;
+      return 0;
     }
     const uint32_t seq = now + 1;
-    p->lane_seq[lane_].store(seq, std::memory_order_relaxed);
-    brief_ = d.coll_brief_[size_t(op)] | flags | uint64_t(seq) << 32;
-    p->lane_hist[lane_][seq % kLaneHist].store(brief_, std::memory_order_relaxed);
+    p->lane_seq[lane].store(seq, std::memory_order_relaxed);
+    slot_ = &p->lane_hist[lane][seq % kLaneHist];
+    slot_->store(d.coll_brief_[size_t(op)] | flags | uint64_t(seq) << 32, std::memory_order_relaxed);
     // This thread's frame: a wait of this thread, deeper on its stack, finds its lane by it.
-    relaxed_store(d.lane_args_[lane_].frame, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
-    return true;
+    relaxed_store(d.lane_args_[lane].frame, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
+    return seq;
   }
 #endif
 
   // Kept in registers: nothing here has its address taken (the event of the tools lives
   // in Dfx::coll_begin's thread-local storage).
   Dfx& d_;
-  int lane_;
-  uint64_t brief_;  // this collective's brief word (its number in bits 32-63); 0 inside another
+  std::atomic<uint64_t>* slot_;  // this collective's brief word on the page; null inside another
 };
 
 // "static 'name' +off" for an address inside a variable of the executable, from its ELF

@@ -79,9 +79,11 @@ struct WaitRecord {
 
 // A collective in brief (Page::lane_hist): one word, written with one store on entry and
 // one on exit. Bits 0-7: Op; 8-23: names index of the call; 24: open (this PE is inside
-// it); 25: the root and size are known (Dfx::lane_args_); 32-63: team_seq.
+// it); 25: the root and size are known (Dfx::lane_args_); 26: described (its record is in
+// Page::colls, while open); 32-63: team_seq.
 inline constexpr uint64_t kBriefOpen = 1ull << 24;
 inline constexpr uint64_t kBriefArgs = 1ull << 25;
+inline constexpr uint64_t kBriefDescribed = 1ull << 26;
 inline constexpr uint64_t brief_word(Op op, uint32_t call_id, uint32_t team_seq, bool open) {
   return uint64_t(op) | uint64_t(call_id) << 8 | (open ? kBriefOpen : 0) | uint64_t(team_seq) << 32;
 }
