@@ -14,6 +14,7 @@
 namespace symmem::dfx {
 
 __thread CollEvent* t_coll_ev = nullptr;
+__thread Dfx* t_coll_dfx = nullptr;
 
 namespace {
 
@@ -58,8 +59,10 @@ Dfx::Dfx() : page_(nullptr), own_(new Page()) {
 }
 
 void Dfx::coll_leave_described(const std::atomic<uint64_t>* slot) {
-  if (tools_ != 0) coll_end();
-  coll_undescribe(int((slot - &page_->lane_hist[0][0]) / kLaneHist));
+  Dfx* d = t_coll_dfx;
+  t_coll_dfx = nullptr;
+  if (d->tools_ != 0) d->coll_end();
+  d->coll_undescribe(int((slot - &d->page_->lane_hist[0][0]) / kLaneHist));
 }
 
 Dfx::~Dfx() = default;
@@ -88,6 +91,7 @@ void Dfx::init(void* impl, const Config& cfg, int rank, int npes) {
     hooks_.push_back(std::move(t));
     tools_ |= w.bit;
   }
+  colls_ = tools_ != 0 ? tools_ : cfg.status ? 0 : kCollsOff;
 }
 
 void Dfx::attach(Page* page, int pid) {
@@ -96,7 +100,7 @@ void Dfx::attach(Page* page, int pid) {
   page->magic = kPageMagic;
   page->version = kPageVersion;
   page->pid = pid;
-  page->tools.store(tools_, std::memory_order_relaxed);
+  page->tools.store(tools_ | (colls_ & kCollsOff), std::memory_order_relaxed);
   page->writes_all.store(tools_ != 0, std::memory_order_relaxed);
   page->state.store(uint32_t(State::kUser), std::memory_order_release);
   page_ = page;
@@ -314,6 +318,7 @@ bool Dfx::describe_coll(int lane, uint64_t b, const CollEvent* ev) {
   // (the open collective's scope leaves through Dfx::coll_leave_described)
   std::atomic<uint64_t>& slot = p->lane_hist[lane][brief_of(b).team_seq % kLaneHist];
   slot.store(slot.load(std::memory_order_relaxed) | kBriefDescribed, std::memory_order_relaxed);
+  t_coll_dfx = this;  // (its scope leaves through coll_leave_described, on this thread)
   // What the collective was called with: the tools' event, else what the lane kept of it.
   auto kept = [](auto& field) { return std::atomic_ref(field).load(std::memory_order_relaxed); };
   const bool args = (b & kBriefArgs) != 0;

@@ -2,8 +2,9 @@
 // hooks through which the tools (checks, statistics, trace, race check) see every operation.
 //
 // Cost. The status page is always kept: a collective (barrier, allocation) writes two words
-// of its own PE's page on entry and one on exit (CollScope), other blocking calls a few, and
-// a wait, with the collective it waits in, describes itself only once it goes to sleep.
+// of its own PE's page on entry and one on exit (CollScope; with SYMMEM_STATUS=0 and no tool
+// on, nothing: one load and branch), other blocking calls a few, and a wait, with the
+// collective it waits in, describes itself only once it goes to sleep.
 // Point-to-point operations touch nothing unless a tool is on: OpScope is one load and one
 // predictable branch when Dfx::tools_ is 0.
 //
@@ -146,6 +147,9 @@ class Dfx {
   void job_ending(int failed_pe);  // the job is failing: this PE ends next (ToolHooks::job_ending)
 
   uint32_t tools_ = 0;  // Tool bits; 0: every hook below returns at once
+  // What a collective's scope does (CollScope): 0 keeps it on the page (the default, no
+  // tool on); kCollsOff nothing (SYMMEM_STATUS=0 and no tool on); else the tools' bits.
+  uint32_t colls_ = 0;
   Page* page() const { return page_; }
   uint16_t intern(const char* call);
   // intern's cache lookup inline (the data path's): one load and a compare when seen before.
@@ -217,8 +221,9 @@ class Dfx {
   // restored.
   void coll_undescribe(int lane);
   // A described collective leaves (CollScope; `slot`: its brief word on the page): the
-  // tools' coll_end, then coll_undescribe. (With a tool on, every collective is described.)
-  [[gnu::cold]] void coll_leave_described(const std::atomic<uint64_t>* slot);
+  // tools' coll_end, then coll_undescribe, on the Dfx that described it (t_coll_dfx: the
+  // collective's own thread described it). (With a tool on, every collective is described.)
+  [[gnu::cold]] static void coll_leave_described(const std::atomic<uint64_t>* slot);
   // The PEs of the team in `lane` (world at init, TEAM_SHARED, splits; active sets per call).
   void lane_geometry(int lane, int start, int stride, int size) {
     relaxed_store(lane_geom_[lane].start, int32_t(start));
@@ -345,6 +350,8 @@ struct CollGeom {
 
 // With a tool on: this thread's outermost collective (CollScope), or null.
 extern __thread CollEvent* t_coll_ev __attribute__((tls_model("initial-exec")));
+// The instance whose collective this thread is in was described by (Dfx::describe_coll).
+extern __thread Dfx* t_coll_dfx __attribute__((tls_model("initial-exec")));
 
 // A collective on one team lane: numbered, kept on the page, shown to the tools. A
 // collective inside another (the barrier of a malloc, the syncs of a broadcast; always on
@@ -366,12 +373,16 @@ class CollScope {
   // The core: the team's geometry and the collective's arguments come from callables, so
   // that with every tool off only the arguments' root and size are computed (the geometry
   // only for an active set), nothing of them before the nesting check; `flags`: kBriefArgs
-  // when the arguments are known.
+  // when the arguments are known. One load and branch chooses: the page (the default),
+  // nothing (SYMMEM_STATUS=0), or the tools (out of line).
   template <class MakeGeom, class MakeArgs>
-  [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, MakeGeom geom, MakeArgs make, uint64_t flags)
-      : d_(d) {
-    const uint32_t seq = enter(op, lane, flags);
-    if (seq == 0) return;
+  [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, MakeGeom geom, MakeArgs make, uint64_t flags) {
+    if (SYMMEM_DFX_UNLIKELY(d.colls_ != 0)) {
+      slot_ = d.colls_ == kCollsOff ? nullptr : enter_tools(d, op, lane, geom, make, flags);
+      return;
+    }
+    uint32_t seq;
+    if (!enter(d, op, lane, flags, seq, slot_)) return;
     if (flags & kBriefArgs) {
       relaxed_store(d.lane_args_[lane].root, int32_t(make().root));
       relaxed_store(d.lane_args_[lane].bytes, uint64_t(make().bytes));
@@ -379,10 +390,6 @@ class CollScope {
     if (SYMMEM_DFX_UNLIKELY(lane == kActiveSetLane)) {
       const CollGeom g = geom();
       d.lane_geometry(lane, g.start, g.stride, g.size);
-    }
-    if (SYMMEM_DFX_UNLIKELY(d.tools_ != 0)) {
-      const CollGeom g = geom();
-      d.coll_begin(op, lane, seq, g.start, g.stride, g.size, g.me, make());
     }
   }
   [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, int start, int stride, int size, int me)
@@ -393,12 +400,12 @@ class CollScope {
     if (slot_ == nullptr) return;  // inside another
     const uint64_t w = slot_->load(std::memory_order_relaxed);
     // A tool on, or a wait inside it went to sleep: its record (Dfx::coll_describe).
-    if (SYMMEM_DFX_UNLIKELY(w & kBriefDescribed)) d_.coll_leave_described(slot_);
+    if (SYMMEM_DFX_UNLIKELY(w & kBriefDescribed)) Dfx::coll_leave_described(slot_);
     slot_->store(w & ~(kBriefOpen | kBriefDescribed), std::memory_order_relaxed);
   }
 #else
   template <class... A>
-  CollScope(Dfx& d, Op, int, A&&...) : d_(d) {}
+  CollScope(Dfx&, Op, int, A&&...) {}
 #endif
   CollScope(const CollScope&) = delete;
   CollScope& operator=(const CollScope&) = delete;
@@ -407,28 +414,41 @@ class CollScope {
 
  private:
 #if SYMMEM_DFX_HOOKS
-  // The collective's number on the lane; 0 (and slot_ null) inside another of the lane.
-  [[gnu::always_inline]] uint32_t enter(Op op, int lane, uint64_t flags) {
-    Dfx& d = d_;
+  // The collective's number in `seq` and its brief word on the page in `slot`; false (and
+  // slot null) inside another collective of the lane.
+  [[gnu::always_inline]] static bool enter(Dfx& d, Op op, int lane, uint64_t flags, uint32_t& seq,
+                                           std::atomic<uint64_t>*& slot) {
     Page* p = d.page_;
     const uint32_t now = p->lane_seq[lane].load(std::memory_order_relaxed);
     if (p->lane_hist[lane][now % kLaneHist].load(std::memory_order_relaxed) & kBriefOpen) {
-      slot_ = nullptr;
-      return 0;
+      slot = nullptr;
+      return false;
     }
-    const uint32_t seq = now + 1;
+    seq = now + 1;
     p->lane_seq[lane].store(seq, std::memory_order_relaxed);
-    slot_ = &p->lane_hist[lane][seq % kLaneHist];
-    slot_->store(d.coll_brief_[size_t(op)] | flags | uint64_t(seq) << 32, std::memory_order_relaxed);
+    slot = &p->lane_hist[lane][seq % kLaneHist];
+    slot->store(d.coll_brief_[size_t(op)] | flags | uint64_t(seq) << 32, std::memory_order_relaxed);
     // This thread's frame: a wait of this thread, deeper on its stack, finds its lane by it.
     relaxed_store(d.lane_args_[lane].frame, reinterpret_cast<uintptr_t>(__builtin_frame_address(0)));
-    return seq;
+    return true;
+  }
+  // A tool is on: numbered and kept as above, described at once, and shown to the tools.
+  template <class MakeGeom, class MakeArgs>
+  [[gnu::always_inline]] static std::atomic<uint64_t>* enter_tools(Dfx& d, Op op, int lane, MakeGeom& geom,
+                                                                    MakeArgs& make, uint64_t flags) {
+    uint32_t seq;
+    std::atomic<uint64_t>* slot;
+    if (!enter(d, op, lane, flags, seq, slot)) return nullptr;
+    const CollGeom g = geom();
+    if (lane == kActiveSetLane) d.lane_geometry(lane, g.start, g.stride, g.size);
+    d.coll_begin(op, lane, seq, g.start, g.stride, g.size, g.me, make());
+    return slot;
   }
 #endif
 
-  // Kept in registers: nothing here has its address taken (the event of the tools lives
-  // in Dfx::coll_begin's thread-local storage).
-  Dfx& d_;
+  // Kept in a register: nothing here has its address taken (the event of the tools lives
+  // in Dfx::coll_begin's thread-local storage), and one word is all that lives across the
+  // collective.
   std::atomic<uint64_t>* slot_;  // this collective's brief word on the page; null inside another
 };
 

@@ -100,6 +100,7 @@ struct Snap {
   std::vector<Write> writes;  // newest first
   uint64_t write_count = 0, ucx_posted = 0, ucx_quieted = 0, quiet_count = 0;
   bool writes_all = false;   // plain puts on the node are recorded too
+  bool colls_off = false;    // SYMMEM_STATUS=0: its collectives are not numbered
   char pstate = '?';         // /proc/<pid>/stat state
   double cpu_s = -1;         // user + system CPU seconds
 };
@@ -181,6 +182,7 @@ Snap take(const PeInfo& pi) {
     }
   }
   s.writes_all = p->writes_all.load(std::memory_order_relaxed) != 0;
+  s.colls_off = (p->tools.load(std::memory_order_relaxed) & kCollsOff) != 0;
   s.quiet_count = p->quiet_count.load(std::memory_order_relaxed);
   s.ucx_quieted = p->ucx_quieted.load(std::memory_order_relaxed);
   s.ucx_posted = p->ucx_posted.load(std::memory_order_relaxed);
@@ -931,6 +933,12 @@ Report build(const Source& src, const Options& opt) {
       t += s + "\n";
     }
   }
+  {  // Without collective numbers (SYMMEM_STATUS=0), a skipped collective shows as its waits.
+    std::vector<int> off;
+    for (size_t i = 0; i < n; ++i)
+      if (v[i].b.visible && v[i].b.colls_off) off.push_back(int(i));
+    if (!off.empty()) t += "  " + pes_text(off) + ": SYMMEM_STATUS=0, collectives not numbered (their waits are shown)\n";
+  }
   // Operations posted on the UCX route and not yet completed by a quiet.
   {
     std::vector<std::string> fl;
@@ -983,6 +991,7 @@ Report build(const Source& src, const Options& opt) {
              i ? "," : "", i, pi.pid, json_str(p.d.kind).c_str(), json_str(p.d.call).c_str(),
              p.b.visible ? "true" : "false", p.moved ? "true" : "false", p.b.progress,
              p.b.pstate == '?' ? '-' : p.b.pstate, p.cpu_pct, pi.quiet_s);
+    if (p.b.colls_off) j += ",\"colls_numbered\":false";
     if (pi.life != PeInfo::Life::kAlive) j += fmt(",\"%s\":%d", pi.life == PeInfo::Life::kExited ? "exit_code" : "signal", pi.code);
     if (p.d.lane >= 0) j += fmt(",\"team\":%s,\"lane\":%d,\"seq\":%u", json_str(team_name(p.d.lane, p.d.coll)).c_str(), p.d.lane, p.d.seq);
     if (p.b.visible) {

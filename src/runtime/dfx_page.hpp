@@ -84,6 +84,8 @@ struct WaitRecord {
 inline constexpr uint64_t kBriefOpen = 1ull << 24;
 inline constexpr uint64_t kBriefArgs = 1ull << 25;
 inline constexpr uint64_t kBriefDescribed = 1ull << 26;
+// Dfx::colls_ and Page::tools: SYMMEM_STATUS=0 with no tool on, collectives not kept.
+inline constexpr uint32_t kCollsOff = 1u << 31;
 inline constexpr uint64_t brief_word(Op op, uint32_t call_id, uint32_t team_seq, bool open) {
   return uint64_t(op) | uint64_t(call_id) << 8 | (open ? kBriefOpen : 0) | uint64_t(team_seq) << 32;
 }
@@ -167,7 +169,7 @@ struct alignas(64) Page {
   int32_t rank;
   int32_t npes;
   std::atomic<uint32_t> state;   // State
-  std::atomic<uint32_t> tools;   // bits of the tools switched on (dfx.hpp Tool)
+  std::atomic<uint32_t> tools;   // bits of the tools switched on (dfx.hpp Tool), and kCollsOff
   // Bumped when a blocking call ends: a reader that sees it unchanged across two looks and
   // the state kWaiting knows this PE has not moved in between.
   std::atomic<uint64_t> progress;
