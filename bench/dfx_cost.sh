@@ -4,8 +4,9 @@
 # (-DSYMMEM_DFX=OFF) and from the normal build, alternating, so both see the same machine.
 #   bench/dfx_cost.sh [BUILD_ON] [BUILD_OFF] [ROUNDS]   (defaults: build build-dfxoff 9)
 # Extra variants of the normal build: DFX_VARIANTS="SYMMEM_CHECK=1 SYMMEM_STATS=1 ..."
-# Prints one CSV row per (benchmark, variant): the median over the rounds and its ratio to
-# the hooks-compiled-out build.
+# Prints one CSV row per (benchmark, variant): the median over the rounds, its ratio to the
+# hooks-compiled-out build's median, and the median of the per-round ratios (each round's
+# runs are back to back, so a machine whose speed drifts between rounds moves both).
 set -euo pipefail
 on=${1:-build}
 off=${2:-build-dfxoff}
@@ -36,11 +37,14 @@ for ((i = 0; i < rounds; ++i)); do
   done
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-echo "bench,variant,median_us,ratio_to_hooks_compiled_out  # $(uptime | sed 's/.*load/load/')"
+# The per-round ratios of one variant against the compiled-out build (same round, same index).
+paired() { awk -v a="$1" -v b="$2" 'BEGIN {n = split(a, x, " "); split(b, y, " "); for (i = 1; i <= n; ++i) if (x[i] > 0 && y[i] != "") print y[i] / x[i]}'; }
+echo "bench,variant,median_us,ratio_to_hooks_compiled_out,median_paired_ratio  # $(uptime | sed 's/.*load/load/')"
 for key in $(printf '%s\n' "${!samples[@]}" | cut -d'|' -f1 | sort -u); do
   base=$(echo "${samples[$key|off]:-}" | median)
   for v in off on "${variants[@]}"; do
     m=$(echo "${samples[$key|$v]:-}" | median)
-    awk -v k="$key" -v v="$v" -v m="$m" -v b="$base" 'BEGIN {printf "%s,%s,%.4f,%.3f\n", k, v, m, m / b}'
+    pr=$(paired "${samples[$key|off]:-}" "${samples[$key|$v]:-}" | median)
+    awk -v k="$key" -v v="$v" -v m="$m" -v b="$base" -v pr="$pr" 'BEGIN {printf "%s,%s,%.4f,%.3f,%.3f\n", k, v, m, m / b, pr}'
   done
 done

@@ -452,6 +452,11 @@ class CollScope {
   std::atomic<uint64_t>* slot_;  // this collective's brief word on the page; null inside another
 };
 
+// Whether collectives are kept on the page (CollScope does something): false with
+// SYMMEM_STATUS=0 and no tool on, and with the hooks compiled out. The small collectives
+// (barrier, team sync) test it first, so that without it they are their sync alone.
+[[gnu::always_inline]] inline bool colls_kept(const Dfx& d) { return SYMMEM_DFX_HOOKS && d.colls_ != kCollsOff; }
+
 // "static 'name' +off" for an address inside a variable of the executable, from its ELF
 // symbol table (read from /proc/self/exe once, on first use); "" when no symbol holds it.
 std::string static_name(uintptr_t addr);

@@ -339,6 +339,10 @@ struct Runtime::Impl {
   // the root's word for ordinary ones), so an MFENCE first only adds its cost.
   void barrier_all() { sync_all(); }
   void sync_all();
+  // sync_all is one of these two, each by a tail call: with SYMMEM_STATUS=0 (dfx::colls_kept
+  // false) the sync alone, so that it pays one load and branch and no frame for the scope.
+  [[gnu::visibility("hidden")]] void world_sync();
+  [[gnu::visibility("hidden")]] void world_sync_scoped();
   // Pins this PE to one CPU, round-robin over the allowed ones (SYMMEM_BIND); returns
   // the CPU, or -1 when it did not bind.
   int bind_to_cpu();
