@@ -77,9 +77,12 @@ class Tag:
 
     def env(self, strip=(), **extra):
         """This process's environment without symmem's, the launchers' and the `strip`
-        prefixes' variables, plus warn-level logs, a 64 MiB heap, the tag and `extra`."""
+        prefixes' variables, plus warn-level logs, a 64 MiB heap, the tag and `extra`.
+        Hang and check reports write no JSON unless `extra` names a file (by default they
+        would write it into the working directory, the build tree)."""
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(LAUNCHER_PREFIXES + tuple(strip)) and k not in LAUNCHER_VARS}
+        env["SYMMEM_HANG_FILE"] = env["SYMMEM_CHECK_FILE"] = os.devnull
         env["SYMMEM_LOG_LEVEL"] = "warn"
         env["SHMEM_SYMMETRIC_SIZE"] = "64M"
         env[self.var] = self.value
