@@ -3,15 +3,21 @@
 # (docs/dfx.md): the same benchmarks from a build with the hooks compiled out
 # (-DSYMMEM_DFX=OFF) and from the normal build, alternating, so both see the same machine.
 #   bench/dfx_cost.sh [BUILD_ON] [BUILD_OFF] [ROUNDS]   (defaults: build build-dfxoff 9)
-# Extra variants of the normal build: DFX_VARIANTS="SYMMEM_CHECK=1 SYMMEM_STATS=1 ..."
+# Extra variants of the normal build: DFX_VARIANTS="SYMMEM_CHECK=1 SYMMEM_STATS=1 ..."; a
+# subset of the benchmarks: DFX_ONLY="barrier reduce_sum" (put_lat get_lat fadd_lat barrier
+# reduce_sum).
 # Prints one CSV row per (benchmark, variant): the median over the rounds, its ratio to the
 # hooks-compiled-out build's median, and the median of the per-round ratios (each round's
 # runs are back to back, so a machine whose speed drifts between rounds moves both).
 set -euo pipefail
-on=${1:-build}
-off=${2:-build-dfxoff}
+on=$(realpath "${1:-build}")
+off=$(realpath "${2:-build-dfxoff}")
 rounds=${3:-9}
 variants=(${DFX_VARIANTS:-})
+# The jobs run in a directory of their own (SYMMEM_STATS=1 writes its JSON there), removed after.
+work=$(mktemp -d "${TMPDIR:-/tmp}/dfx-cost.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
 run() {  # build env... -- program args
   local b=$1
   shift
@@ -32,6 +38,8 @@ for ((i = 0; i < rounds; ++i)); do
     for prog in "bench_p2p --only put_lat --sizes 8" "bench_p2p --only get_lat --sizes 8" \
                 "bench_p2p --only fadd_lat" "bench_coll --only barrier" \
                 "bench_coll --only reduce_sum --sizes 8"; do
+      name=${prog#* --only }
+      [ -z "${DFX_ONLY:-}" ] || [[ " $DFX_ONLY " == *" ${name%% *} "* ]] || continue
       while IFS=, read -r key val; do samples["$key|$v"]+="$val "; done < <(run "$b" "${e[@]}" -- $prog)
     done
   done
