@@ -1,9 +1,9 @@
 // DFX core: the per-PE status page (dfx_page.hpp) kept up to date by the runtime, and the
 // hooks through which the tools (checks, statistics, trace, race check) see every operation.
 //
-// Cost. The status page is always kept: a collective (barrier, allocation) writes two words
-// of its own PE's page on entry and one on exit (CollScope; with SYMMEM_STATUS=0 and no tool
-// on, nothing: one load and branch), other blocking calls a few, and a wait, with the
+// Cost. The status page is kept by default: a collective (barrier, allocation) writes two
+// words of its own PE's page on entry and one on exit (CollScope; with SYMMEM_STATUS=0 and no
+// tool on, nothing: one load and branch), other blocking calls a few, and a wait, with the
 // collective it waits in, describes itself only once it goes to sleep.
 // Point-to-point operations touch nothing unless a tool is on: OpScope is one load and one
 // predictable branch when Dfx::tools_ is 0.
@@ -374,7 +374,7 @@ class CollScope {
   // that with every tool off only the arguments' root and size are computed (the geometry
   // only for an active set), nothing of them before the nesting check; `flags`: kBriefArgs
   // when the arguments are known. One load and branch chooses: the page (the default),
-  // nothing (SYMMEM_STATUS=0), or the tools (out of line).
+  // nothing (SYMMEM_STATUS=0), or the page and the tools (Dfx::coll_begin, out of line).
   template <class MakeGeom, class MakeArgs>
   [[gnu::always_inline]] CollScope(Dfx& d, Op op, int lane, MakeGeom geom, MakeArgs make, uint64_t flags) {
     if (SYMMEM_DFX_UNLIKELY(d.colls_ != 0)) {
