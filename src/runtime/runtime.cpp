@@ -209,16 +209,16 @@ void Runtime::Impl::learn_colocation() {
 }
 
 void Runtime::Impl::sync_all() {
-  if (dfx::colls_kept(dfx_)) return world_sync_scoped();
-  world_sync();
+  if (dfx::colls_kept(dfx_)) return sync_all_scoped();
+  sync_all_bare();
 }
 
-void Runtime::Impl::world_sync_scoped() {
+void Runtime::Impl::sync_all_scoped() {
   dfx::CollScope c(dfx_, dfx::Op::kBarrier, 0, 0, 1, npes_, rank_);
   strided_sync(0, 1, npes_, offsetof(MetaFixed, world_sync), &world_epoch_);
 }
 
-void Runtime::Impl::world_sync() { strided_sync(0, 1, npes_, offsetof(MetaFixed, world_sync), &world_epoch_); }
+void Runtime::Impl::sync_all_bare() { strided_sync(0, 1, npes_, offsetof(MetaFixed, world_sync), &world_epoch_); }
 
 // ---------------------------------------------------------------- collective allocation
 

@@ -341,8 +341,8 @@ struct Runtime::Impl {
   void sync_all();
   // sync_all is one of these two, each by a tail call: with SYMMEM_STATUS=0 (dfx::colls_kept
   // false) the sync alone, so that it pays one load and branch and no frame for the scope.
-  [[gnu::visibility("hidden")]] void world_sync();
-  [[gnu::visibility("hidden")]] void world_sync_scoped();
+  [[gnu::visibility("hidden")]] void sync_all_bare();
+  [[gnu::visibility("hidden")]] void sync_all_scoped();
   // Pins this PE to one CPU, round-robin over the allowed ones (SYMMEM_BIND); returns
   // the CPU, or -1 when it did not bind.
   int bind_to_cpu();

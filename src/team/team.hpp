@@ -102,12 +102,12 @@ struct TeamState {
   // collective, whose scope names it on the status page.
   void sync(bool data_follows = false) {
     if (data_follows) return rt->strided_sync(start, stride, size, sync_off, epoch, true);
-    if (dfx::colls_kept(rt->dfx_)) return team_sync_scoped();
-    team_sync();
+    if (dfx::colls_kept(rt->dfx_)) return sync_scoped();
+    sync_bare();
   }
   // sync is one of these, by a tail call (as Runtime::Impl::sync_all).
-  [[gnu::noinline]] void team_sync() { rt->strided_sync(start, stride, size, sync_off, epoch, false); }
-  [[gnu::noinline]] void team_sync_scoped() {
+  [[gnu::noinline]] void sync_bare() { rt->strided_sync(start, stride, size, sync_off, epoch, false); }
+  [[gnu::noinline]] void sync_scoped() {
     dfx::CollScope c(rt->dfx_, dfx::Op::kSync, slot, start, stride, size, me);
     rt->strided_sync(start, stride, size, sync_off, epoch, false);
   }

@@ -506,9 +506,11 @@ Status Job::spawn_all() {
 void Job::signal_job(int sig) {
   if (pgid_ > 0) kill(-pgid_, sig);
   // A PE that left the group (setsid) is still reached directly; its pid cannot have been
-  // reused while it is unreaped.
+  // reused while it is unreaped. Only such a PE: one in the group has the signal already,
+  // and a second SIGINT reaching a Python PE while it handles the first would raise a
+  // second KeyboardInterrupt inside its except clause.
   for (Pe& pe : pes_) {
-    if (pe.running) kill(pe.pid, sig);
+    if (pe.running && (pgid_ <= 0 || getpgid(pe.pid) != pgid_)) kill(pe.pid, sig);
   }
 }
 
