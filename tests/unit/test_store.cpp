@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -46,6 +48,74 @@ T val(Result<T> r) {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+
+// The PEs that are other processes are this binary started afresh (posix_spawn), never a
+// fork of it: the test process runs the server's threads, and a fork taken while one of them
+// held a lock (a TLS handshake in progress) left a child blocked on it for good.
+// SYMMEM_TEST_STORE_CHILD="<role> <port> <rank> <fd>" makes main() run child_main instead of
+// the tests; the child's verdict is its exit code.
+constexpr const char* kChildVar = "SYMMEM_TEST_STORE_CHILD";
+
+pid_t spawn_child(const char* role, uint16_t port, int rank, int fd = -1) {
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, kChildVar, std::strlen(kChildVar)) != 0) env_s.emplace_back(*e);
+  env_s.push_back(std::string(kChildVar) + "=" + role + " " + std::to_string(port) + " " + std::to_string(rank) +
+                  " " + std::to_string(fd));
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  char arg0[] = "test_store";
+  char* argv[] = {arg0, nullptr};
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, envp.data());
+  EXPECT_EQ(rc, 0) << std::strerror(rc);
+  return rc == 0 ? pid : -1;
+}
+
+// What a child PE does, by role: "ag" (an allgather and a barrier), "killed" (rank 2 waits
+// to be killed, the others see it named), "watch" (a watch, then a byte on fd, then wait to
+// be killed).
+int child_main(const char* spec) {
+  char role[16] = {};
+  int port = 0, rank = 0, fd = -1;
+  if (std::sscanf(spec, "%15s %d %d %d", role, &port, &rank, &fd) != 4) return 2;
+  ::alarm(120);  // never outlive the test
+  StoreAddress addr;
+  addr.host = "127.0.0.1";
+  addr.port = static_cast<uint16_t>(port);
+  const std::string r = role;
+  if (r == "ag") {
+    constexpr int kN = 5;
+    auto c = TcpStoreClient::connect(addr, kSec, rank, 30);
+    if (!c.ok()) return 10;
+    const std::string mine = "pid" + std::to_string(getpid());
+    auto all = store_allgather(**c, "fork/ag", rank, kN, mine, 30);
+    if (!all.ok() || all->size() != size_t(kN) || (*all)[rank] != mine) return 11;
+    return store_barrier(**c, "fork/bar", rank, kN, 30).ok() ? 0 : 12;
+  }
+  if (r == "killed") {
+    constexpr int kN = 4;
+    auto c = TcpStoreClient::connect(addr, kSec, rank, 5);
+    if (!c.ok()) return 10;
+    if (rank == 2) {
+      (void)(*c)->set("victim/ready", "");
+      for (;;) ::pause();  // killed by the parent before it arrives
+    }
+    auto all = store_allgather(**c, "job/ag", rank, kN, "", 1);
+    if (all.ok()) return 11;
+    return all.status().message() == "PE 2 of 4 did not arrive at 'job/ag' within 1 s" ? 0 : 12;
+  }
+  if (r == "watch") {
+    auto c = TcpStoreClient::connect(addr, kSec, rank, 5);
+    if (!c.ok() || !(*c)->watch("live/failing", "live/left/4", "PE 4 lost").ok()) return 10;
+    char one = 1;
+    if (::write(fd, &one, 1) != 1) return 11;
+    for (;;) ::pause();
+  }
+  return 3;
 }
 
 class StoreTest : public ::testing::Test {
@@ -540,8 +610,7 @@ TEST_F(StoreTest, TimeoutsNameExactlyTheAbsentPes) {
 // connects on its own. The children's verdict is their exit code.
 TEST_F(StoreTest, ForkedProcessesAllgatherAndBarrier) {
   constexpr int kN = 5;
-  // A fork of a sanitized process copies its shadow mappings: seconds on a loaded machine
-  // under TSan (a child once missed a 5 s allgather), so the waits allow 30 s.
+  // A sanitized child starts slowly on a loaded machine, so the waits allow 30 s.
   constexpr double kWait = 30;
   std::vector<pid_t> kids;
   struct Reaper {  // an early return (a failed ASSERT) leaves no child behind
@@ -552,18 +621,8 @@ TEST_F(StoreTest, ForkedProcessesAllgatherAndBarrier) {
     }
   } reaper{&kids};
   for (int r = 1; r < kN; ++r) {
-    pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      ::alarm(120);  // never outlive the test
-      int code = 0;
-      auto c = TcpStoreClient::connect(addr_, kSec, r, kWait);
-      if (!c.ok()) _exit(10);
-      auto all = store_allgather(**c, "fork/ag", r, kN, "pid" + std::to_string(getpid()), kWait);
-      if (!all.ok() || all->size() != size_t(kN) || (*all)[r] != "pid" + std::to_string(getpid())) code = 11;
-      if (code == 0 && !store_barrier(**c, "fork/bar", r, kN, kWait).ok()) code = 12;
-      _exit(code);
-    }
+    pid_t pid = spawn_child("ag", addr_.port, r);
+    ASSERT_GT(pid, 0);
     kids.push_back(pid);
   }
   auto c = client(0);
@@ -585,20 +644,8 @@ TEST_F(StoreTest, KilledPeIsNamedByTheOthers) {
   constexpr int kVictim = 2;
   std::vector<pid_t> kids;
   for (int r = 1; r < kN; ++r) {
-    pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      auto c = TcpStoreClient::connect(addr_, kSec, r, 5);
-      if (!c.ok()) _exit(10);
-      if (r == kVictim) {
-        (void)(*c)->set("victim/ready", "");
-        for (;;) ::pause();  // killed by the parent before it arrives
-      }
-      auto all = store_allgather(**c, "job/ag", r, kN, "", 1);
-      if (all.ok()) _exit(11);
-      if (all.status().message() != "PE 2 of 4 did not arrive at 'job/ag' within 1 s") _exit(12);
-      _exit(0);
-    }
+    pid_t pid = spawn_child("killed", addr_.port, r);  // rank kVictim waits to be killed
+    ASSERT_GT(pid, 0);
     kids.push_back(pid);
   }
   auto c = client(0);
@@ -655,15 +702,8 @@ TEST_F(StoreTest, WatchOfADeadProcessRaisesTheKeyForEveryWatcher) {
   // PE 4, another process, watches and is killed.
   int ready[2];
   ASSERT_EQ(::pipe(ready), 0);
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    auto c = TcpStoreClient::connect(addr_, kSec, 4, 5);
-    if (!c.ok() || !(*c)->watch("live/failing", "live/left/4", "PE 4 lost").ok()) _exit(10);
-    char one = 1;
-    if (::write(ready[1], &one, 1) != 1) _exit(11);
-    for (;;) ::pause();
-  }
+  pid_t pid = spawn_child("watch", addr_.port, 4, ready[1]);
+  ASSERT_GT(pid, 0);
   char one = 0;
   ASSERT_EQ(::read(ready[0], &one, 1), 1);
   ::close(ready[0]);
@@ -943,3 +983,10 @@ TEST(BufferStore, ClientReadsAnswersFromAChannel) {
 
 }  // namespace
 }  // namespace symmem
+
+// The tests, or one child PE of them (spawn_child).
+int main(int argc, char** argv) {
+  if (const char* spec = std::getenv(symmem::kChildVar)) return symmem::child_main(spec);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
