@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,6 +53,32 @@ struct SafeTensors {
     if (it == tensors.end()) throw InputError(path + ": no tensor " + name);
     return it->second;
   }
+};
+
+// The file mapped read-only while it is converted, as safetensors' safe_open and llama.cpp
+// read weights: the conversion reads the page cache in place (no copy into a buffer first),
+// and each process maps only the pages it converts. Unmapped when it goes, so the page cache
+// never counts in a worker's memory figures after the load. The header check at open has
+// made sure every tensor lies inside the file.
+class MappedTensors {
+ public:
+  explicit MappedTensors(const SafeTensors& st) : st_(st) {
+    void* p = mmap(nullptr, st.file_size, PROT_READ, MAP_SHARED, st.fd, 0);
+    if (p == MAP_FAILED) throw InputError("cannot map " + st.path + ": " + std::strerror(errno));
+    base_ = static_cast<const uint8_t*>(p);
+  }
+  ~MappedTensors() { munmap(const_cast<uint8_t*>(base_), st_.file_size); }
+  MappedTensors(const MappedTensors&) = delete;
+  MappedTensors& operator=(const MappedTensors&) = delete;
+  const SafeTensors& file() const { return st_; }
+  // Tensor `name`'s data, from its byte `byte_offset` on.
+  const uint8_t* data(const std::string& name, uint64_t byte_offset) const {
+    return base_ + st_.data_start + st_.at(name).begin + byte_offset;
+  }
+
+ private:
+  const SafeTensors& st_;
+  const uint8_t* base_ = nullptr;
 };
 
 namespace detail {

@@ -299,24 +299,13 @@ void f16_to_f32(const uint16_t* s, float* d, size_t n) {
   for (size_t i = 0; i < n; ++i) d[i] = half_to_float(s[i]);
 }
 
-// Reads a piece from the F16 file and writes it as F32 at dst.
-void convert_piece(const SafeTensors& st, const Piece& pc, float* out) {
-  constexpr size_t kChunk = 1 << 16;  // elements per read: 128 KiB, read and converted in L2
-  static thread_local std::vector<uint16_t> buf(kChunk);
-  const TensorInfo& ti = st.at(pc.name);
-  for (size_t done = 0; done < pc.elems();) {
-    size_t k = std::min<size_t>(kChunk, pc.elems() - done);
-    const off_t at = off_t(st.data_start + ti.begin + (pc.begin() + done) * 2);
-    ssize_t r = pread(st.fd, buf.data(), k * 2, at);
-    if (r != ssize_t(k * 2))
-      throw InputError(st.path + ": short read in " + pc.name + " (file changed or truncated?)", false);
-    f16_to_f32(buf.data(), out + done, k);
-    done += k;
-  }
+// Writes a piece of the F16 file as F32 at out.
+void convert_piece(const MappedTensors& src, const Piece& pc, float* out) {
+  f16_to_f32(reinterpret_cast<const uint16_t*>(src.data(pc.name, pc.begin() * 2)), out, pc.elems());
 }
-void convert_unit(const SafeTensors& st, const Unit& un, float* dst) {
+void convert_unit(const MappedTensors& src, const Unit& un, float* dst) {
   for (size_t t = 0; t < un.pieces.size(); ++t)
-    convert_piece(st, un.pieces[t], reinterpret_cast<float*>(reinterpret_cast<char*>(dst) + un.off[t]));
+    convert_piece(src, un.pieces[t], reinterpret_cast<float*>(reinterpret_cast<char*>(dst) + un.off[t]));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -867,10 +856,13 @@ int run_fork(const Options& o) {
   fault_counts(f0, j0);
   TableSource src;
   std::vector<float*> blocks;
-  for (auto& u : units) {
-    float* p = private_block(o, u, units, blocks);
-    convert_unit(st, u, p);
-    src.table.push_back(ptrs_at(u, p));
+  {
+    const MappedTensors f16(st);  // unmapped before the fork
+    for (auto& u : units) {
+      float* p = private_block(o, u, units, blocks);
+      convert_unit(f16, u, p);
+      src.table.push_back(ptrs_at(u, p));
+    }
   }
   const int B = std::max(1, o.batch);
   int go[2], res[2];
@@ -1161,9 +1153,10 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
   void* map = MAP_FAILED;
   TableSource table[2];
   if (o.mode == "private") {
+    const MappedTensors f16(st);
     for (auto& u : units) {
       float* p = private_block(o, u, units, blocks);
-      convert_unit(st, u, p);
+      convert_unit(f16, u, p);
       table[0].table.push_back(ptrs_at(u, p));
     }
   } else if (o.mode == "mmap") {
@@ -1178,9 +1171,10 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
       table[0].table.push_back(p);
     }
   } else {
+    const MappedTensors f16(st);
     for (size_t u = 0; u < units.size(); ++u)
       for (size_t t = 0; t < units[u].pieces.size(); ++t)
-        if (pl.owner[u][t] == me) convert_piece(st, units[u].pieces[t], reinterpret_cast<float*>(part[0] + pl.off[u][t]));
+        if (pl.owner[u][t] == me) convert_piece(f16, units[u].pieces[t], reinterpret_cast<float*>(part[0] + pl.off[u][t]));
   }
   lap(o.mode == "mmap" ? 2 : 1);
   rt.barrier_all();  // symm: every part is written
@@ -1223,7 +1217,7 @@ int serve_pe(const Options& o, symmem::Runtime& rt) {
       for (int r = 1; r < n; ++r) rt.wait_until(&ack[size_t(r)], symmem::Cmp::kGe, uint64_t(v - 1));  // grace
       const double a = now_s();
       const int h = v & 1;
-      const SafeTensors& from = (v & 1) ? st2 : st;
+      const MappedTensors from((v & 1) ? st2 : st);
       for (size_t u = 0; u < units.size(); ++u) {
         uint64_t* tg = tag0 + (size_t(h) * units.size() + u) * 2;
         std::atomic_ref<uint64_t>(tg[0]).store(uint64_t(v), std::memory_order_release);
