@@ -46,6 +46,18 @@ def ab1(res):
             "req": len(req["per_worker"][0]["phases"][0]["requests"]), "gen": req["gen"]}
 
 
+def abload(res):
+    """private / symm load CPU over the alternating warm pairs of run.sh's load A/B."""
+    p, s = runs_of(res, "private", "abload"), runs_of(res, "symm", "abload")
+    cpu = lambda r: sum(w["load_cpu_s"] for w in r["per_worker"])
+    pairs = [(cpu(p[k]), cpu(s[k])) for k in sorted(p, key=int) if k in s]
+    if not pairs:
+        return None
+    ratio = [a / b for a, b in pairs]
+    return {"n": len(pairs), "ratio": (float(np.median(ratio)), min(ratio), max(ratio)),
+            "p": float(np.median([a for a, _ in pairs])), "s": float(np.median([b for _, b in pairs]))}
+
+
 def node_delta(r):
     n = r["node"]
     if n["cgroup_before"] >= 0:
@@ -204,8 +216,9 @@ def main():
     lm = [m for m in MODES if m in F and F[m]["has_phases"] and m != "fork"]
     if "symm" in lm and "private" in lm:
         L.append("**Where the load CPU goes** (summed over the workers; cold run, warm in brackets): *alloc* is the "
-                 "symmetric allocation (a collective: two barriers and the commit of the part), *convert* reading the "
-                 "F16 file and writing F32 (`private`: into its own `malloc`ed copy, page faults included), *map* "
+                 "symmetric allocation (a collective: two barriers and the commit of the part), *convert* the F16 "
+                 "file, mapped read-only and read in place from the page cache, written as F32 (`private`: into its own "
+                 "`malloc`ed copy, page faults included), *map* "
                  "faulting into this worker's page table what it will read (`mmap`: `MAP_POPULATE`; symm modes: the "
                  "peers' parts), *stage* the staging buffers; *other threads* is process CPU minus the main thread's "
                  "(the runtime's own threads).\n")
@@ -310,7 +323,10 @@ def main():
                  f"wall {p['load_wall_cold'] / s['load_wall_cold']:.1f}× cold, {p['load_wall_warm'] / s['load_wall_warm']:.1f}× warm"
                  + (f"; against {n} copies at the 2-worker per-copy cost: {s['per_copy_ratio']:.1f}×" if "per_copy_ratio" in s else "")
                  + (f"; per-worker mapping with {pgs} caps that at {s['floor_ratio']:.1f}× (see the load table)"
-                    if "floor_ratio" in s else "") + " |")
+                    if "floor_ratio" in s else "")
+                 + (lambda L_: f"; **{L_['n']} alternating pairs, warm: median {L_['ratio'][0]:.2f}×** (pairs "
+                    f"{L_['ratio'][1]:.2f}–{L_['ratio'][2]:.2f}; {L_['p']:.3f} vs {L_['s']:.3f} s)" if L_ else "")(abload(a.res))
+                 + " |")
         ab = ab1(a.res)
         L.append(f"| equal throughput; batch 1 within 5 % of `private` | "
                  + (f"**batch 1, {ab['n']} alternating pairs** ({ab['req']} requests of {ab['gen']} tokens per worker, "

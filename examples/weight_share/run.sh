@@ -125,6 +125,15 @@ case " $MODES " in *" private "*" symm "*)
     run_one "$m-ab2" "$RUN" -n 2 --timeout 300 "$BIN" --mode "$m" --weights "$A" "${LOADONLY[@]}" "${HUGE_ARGS[@]}" --json "$RES/$m-ab2.r$r.json"
   done; done ;;
 esac
+# The load-work ratio, private against symm: LOAD_AB alternating pairs (default 9) of warm
+# load-only runs at WORKERS workers; the report gives the median of the pairs' ratios (the
+# best-of-REPEAT runs above pick each mode's least load CPU separately).
+LOAD_AB=${LOAD_AB:-9}
+case " $MODES " in *" private "*" symm "*)
+  for r in $(seq 1 "$LOAD_AB"); do for m in private symm; do
+    run_one "$m-abload" "$RUN" -n "$WORKERS" --timeout 300 "$BIN" --mode "$m" --weights "$A" "${LOADONLY[@]}" "${HUGE_ARGS[@]}" --json "$RES/$m-abload.r$r.json"
+  done; done ;;
+esac
 # Batch-1 throughput, private against symm: AB alternating pairs (default 9) serving only
 # at batch 1, AB_REQUESTS requests of AB_GEN tokens per worker; the report gives the median
 # of the pairs' ratios and their range (one run differs from the next by up to 15% here).
@@ -139,5 +148,5 @@ t_end=$(date +%s)
 uptime > "$RES/uptime_after"
 
 /usr/bin/python3 "$ROOT/examples/weight_share/report.py" "$RES" --out "$OUT" --seconds $((t_end - t_start)) \
-  --command "examples/weight_share/run.sh (PRESET=$PRESET LAYERS=$LAYERS WORKERS=$WORKERS REQUESTS=$REQUESTS GEN=$GEN BATCH=$BATCH UPDATES=$UPDATES REPEAT=$REPEAT AB=$AB)" \
+  --command "examples/weight_share/run.sh (PRESET=$PRESET LAYERS=$LAYERS WORKERS=$WORKERS REQUESTS=$REQUESTS GEN=$GEN BATCH=$BATCH UPDATES=$UPDATES REPEAT=$REPEAT AB=$AB LOAD_AB=$LOAD_AB)" \
   --commit "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
