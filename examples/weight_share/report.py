@@ -243,6 +243,7 @@ def main():
                   f"mapped many pages per fault" + (", as the heaps' 2 MiB pages are)" if huge else ", while `/dev/shm` here has 4 KiB pages only)")
                   if "mmap" in lm else "")
         L.append("")
+        LA = abload(a.res)
         ab = {m: load(a.res, m, "ab2") for m in ("private", "symm")}
         ab_line, ab_alloc, ab_copy = "", None, None
         if ab["private"] and ab["symm"]:
@@ -269,12 +270,22 @@ def main():
                  f"{1e3 * mapw:.0f} ms each{mm_map}. With {pgs} that mapping is paid per worker: even if the "
                  f"conversion cost `symm` no more than one private copy, the load-work ratio would be at most "
                  f"{s_['n']} / (1 + {s_['n']} × {mapw:.3f} / {conv1:.2f}) = {floor:.1f}× rather than {s_['n']}×"
-                 f"@CAP2@; measured: {p_['load_cpu_cold'] / s_['load_cpu_cold']:.1f}× cold, "
-                 f"{p_['load_cpu_warm'] / s_['load_cpu_warm']:.1f}× warm. Cold, each mode reads the file from the disk "
+                 f"@CAP2@; measured in the runs above: {p_['load_cpu_cold'] / s_['load_cpu_cold']:.1f}× cold, "
+                 f"{p_['load_cpu_warm'] / s_['load_cpu_warm']:.1f}× warm"
+                 + (f", and over {LA['n']} alternating warm pairs a median of {LA['ratio'][0]:.2f}× "
+                    f"({LA['ratio'][1]:.2f}–{LA['ratio'][2]:.2f}; {LA['p']:.2f} s against {LA['s']:.2f} s)"
+                    + (": above that cap, so there `symm`'s one conversion cost less than a private copy"
+                       if LA["ratio"][0] > floor else "") if LA else "")
+                 + f". Cold, each mode reads the file from the disk "
                  f"once (`private`'s other workers find it in the page cache), so that read "
                  f"(`private` cold − warm: {p_['load_cpu_cold'] - p_['load_cpu_warm']:.2f} s; `symm`: "
-                 f"{s_['load_cpu_cold'] - s_['load_cpu_warm']:.2f} s) is added to both sides of the ratio. *alloc* is the commit of the heap "
-                 f"part (`fallocate`) and with the conversion's first touch of the {shm} pages it is the page "
+                 f"{s_['load_cpu_cold'] - s_['load_cpu_warm']:.2f} s) is added to both sides of the ratio"
+                 + (f": with the warm pairs' medians, ({s_['n']} copies + one read) / (one copy + one read) = "
+                    f"({LA['p']:.2f} + {s_['load_cpu_cold'] - s_['load_cpu_warm']:.2f}) / ({LA['s']:.2f} + "
+                    f"{s_['load_cpu_cold'] - s_['load_cpu_warm']:.2f}) = "
+                    f"{(LA['p'] + s_['load_cpu_cold'] - s_['load_cpu_warm']) / (LA['s'] + s_['load_cpu_cold'] - s_['load_cpu_warm']):.1f}×: what the one read leaves of the warm ratio" if LA else "")
+                 + f". *alloc* is the commit of the heap "
+                 f"part (`fallocate`) and with the conversion's first touch of {shm} pages it is the page "
                  f"allocation `private` pays in its own page faults, once per model instead of once per worker"
                  + (f" ({ab_alloc:.2f} s in all at 2 workers, {s_['lph']['alloc']:.2f} s at {s_['n']}: it follows the "
                     f"bytes committed, not the barriers)" if ab_alloc is not None else "")
@@ -318,15 +329,15 @@ def main():
                  f"({p['node'] / MiB:.0f} → {s['node'] / MiB:.0f} MiB) |")
         L.append(f"| node memory within 10 % of one copy + activations/KV | `symm` node Δ {s['node'] / MiB:.0f} MiB vs "
                  f"{model / MiB:.0f} + {s['private_bytes'] / MiB:.0f} MiB: {100 * (s['node'] / one - 1):+.1f} % |")
-        L.append(f"| 8× faster load; load CPU 1/8 of `private` | load CPU `private` / `symm`: "
-                 f"{p['load_cpu_cold'] / s['load_cpu_cold']:.1f}× cold, {p['load_cpu_warm'] / s['load_cpu_warm']:.1f}× warm; "
-                 f"wall {p['load_wall_cold'] / s['load_wall_cold']:.1f}× cold, {p['load_wall_warm'] / s['load_wall_warm']:.1f}× warm"
-                 + (f"; against {n} copies at the 2-worker per-copy cost: {s['per_copy_ratio']:.1f}×" if "per_copy_ratio" in s else "")
-                 + (f"; per-worker mapping with {pgs} caps that at {s['floor_ratio']:.1f}× (see the load table)"
-                    if "floor_ratio" in s else "")
-                 + (lambda L_: f"; **{L_['n']} alternating pairs, warm: median {L_['ratio'][0]:.2f}×** (pairs "
-                    f"{L_['ratio'][1]:.2f}–{L_['ratio'][2]:.2f}; {L_['p']:.3f} vs {L_['s']:.3f} s)" if L_ else "")(abload(a.res))
-                 + " |")
+        LA = abload(a.res)
+        L.append(f"| 8× faster load; load CPU 1/8 of `private` | load CPU `private` / `symm`"
+                 + (f", **{LA['n']} alternating warm pairs: median {LA['ratio'][0]:.2f}×** ({LA['ratio'][1]:.2f}–"
+                    f"{LA['ratio'][2]:.2f}; {LA['p']:.2f} vs {LA['s']:.2f} s); best of {len(runs_of(a.res, 'private', 'warm')) or 1} runs" if LA else "")
+                 + f": {p['load_cpu_cold'] / s['load_cpu_cold']:.1f}× cold (one read of the file from the disk on both "
+                 f"sides), {p['load_cpu_warm'] / s['load_cpu_warm']:.1f}× warm; wall {p['load_wall_cold'] / s['load_wall_cold']:.1f}× "
+                 f"cold, {p['load_wall_warm'] / s['load_wall_warm']:.1f}× warm"
+                 + (f"; equal conversion costs would give {s['floor_ratio']:.1f}× (the per-worker mapping, see the load "
+                    f"paragraph)" if "floor_ratio" in s else "") + " |")
         ab = ab1(a.res)
         L.append(f"| equal throughput; batch 1 within 5 % of `private` | "
                  + (f"**batch 1, {ab['n']} alternating pairs** ({ab['req']} requests of {ab['gen']} tokens per worker, "
@@ -369,7 +380,8 @@ def main():
     L.append("## Caveats\n")
     L.append("- `symm`'s load CPU is the conversion, done once in all (1/N per worker), plus mapping the peers' parts "
              "in every worker (page-table set-up, as `mmap`'s `MAP_POPULATE` does); the second part is paid per worker, "
-             "which keeps the load-work ratio to `private` below N (the load table above). `update` readers map the "
+             "which keeps the load-work ratio to `private` below N unless the one conversion costs less than a private "
+             "copy (the load paragraph above). `update` readers map the "
              "other half when they first switch to it (the faults while serving in its row).\n")
     L.append("- Synthetic weights, shortened model (the preset's layer shape, fewer layers); per-layer figures scale with "
              "the layer count. `PRESET=llama7b-slice LAYERS=2` runs the seed's LLaMA-7B layer shape.\n"
