@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -59,26 +61,44 @@ struct SafeTensors {
 // read weights: the conversion reads the page cache in place (no copy into a buffer first),
 // and each process maps only the pages it converts. Unmapped when it goes, so the page cache
 // never counts in a worker's memory figures after the load. The header check at open has
-// made sure every tensor lies inside the file.
+// made sure every tensor lies inside the file; one cut short while mapped (SIGBUS) ends the
+// process with one line, as a short read did.
 class MappedTensors {
  public:
   explicit MappedTensors(const SafeTensors& st) : st_(st) {
     void* p = mmap(nullptr, st.file_size, PROT_READ, MAP_SHARED, st.fd, 0);
     if (p == MAP_FAILED) throw InputError("cannot map " + st.path + ": " + std::strerror(errno));
     base_ = static_cast<const uint8_t*>(p);
+    std::snprintf(bus_line(), kLine, "%s: truncated while it was read (file changed during the load?)\n",
+                  st.path.c_str());
+    struct sigaction sa {};
+    sa.sa_handler = [](int) {
+      const char* l = bus_line();
+      (void)!write(2, l, std::strlen(l));
+      _exit(1);
+    };
+    sigaction(SIGBUS, &sa, &old_);
   }
-  ~MappedTensors() { munmap(const_cast<uint8_t*>(base_), st_.file_size); }
+  ~MappedTensors() {
+    sigaction(SIGBUS, &old_, nullptr);
+    munmap(const_cast<uint8_t*>(base_), st_.file_size);
+  }
   MappedTensors(const MappedTensors&) = delete;
   MappedTensors& operator=(const MappedTensors&) = delete;
-  const SafeTensors& file() const { return st_; }
   // Tensor `name`'s data, from its byte `byte_offset` on.
   const uint8_t* data(const std::string& name, uint64_t byte_offset) const {
     return base_ + st_.data_start + st_.at(name).begin + byte_offset;
   }
 
  private:
+  static constexpr size_t kLine = 4096;
+  static char* bus_line() {
+    static char line[kLine];
+    return line;
+  }
   const SafeTensors& st_;
   const uint8_t* base_ = nullptr;
+  struct sigaction old_ {};
 };
 
 namespace detail {
