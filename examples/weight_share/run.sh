@@ -125,10 +125,11 @@ case " $MODES " in *" private "*" symm "*)
     run_one "$m-ab2" "$RUN" -n 2 --timeout 300 "$BIN" --mode "$m" --weights "$A" "${LOADONLY[@]}" "${HUGE_ARGS[@]}" --json "$RES/$m-ab2.r$r.json"
   done; done ;;
 esac
-# The load-work ratio, private against symm: LOAD_AB alternating pairs (default 9) of warm
-# load-only runs at WORKERS workers; the report gives the median of the pairs' ratios (the
-# best-of-REPEAT runs above pick each mode's least load CPU separately).
-LOAD_AB=${LOAD_AB:-9}
+# The load-work ratio, private against symm: LOAD_AB alternating pairs (default 25) of warm
+# load-only runs at WORKERS workers; the report gives the median of the pairs' ratios (one
+# run differs from the next by up to 15 % here; the best-of-REPEAT runs above pick each
+# mode's least load CPU separately).
+LOAD_AB=${LOAD_AB:-25}
 case " $MODES " in *" private "*" symm "*)
   for r in $(seq 1 "$LOAD_AB"); do for m in private symm; do
     run_one "$m-abload" "$RUN" -n "$WORKERS" --timeout 300 "$BIN" --mode "$m" --weights "$A" "${LOADONLY[@]}" "${HUGE_ARGS[@]}" --json "$RES/$m-abload.r$r.json"
