@@ -148,6 +148,7 @@ def main():
     pgs = "2 MiB pages" if huge else "4 KiB pages"
     shm = "the heaps' huge-page tmpfs" if huge else "`/dev/shm`"
     n = base["workers"]
+    LA = abload(a.res)  # the load A/B's pairs, when run.sh made them
 
     # Outputs: equal across modes; update's requests equal to private's for version A.
     ok = {}
@@ -243,7 +244,6 @@ def main():
                   f"mapped many pages per fault" + (", as the heaps' 2 MiB pages are)" if huge else ", while `/dev/shm` here has 4 KiB pages only)")
                   if "mmap" in lm else "")
         L.append("")
-        LA = abload(a.res)
         ab = {m: load(a.res, m, "ab2") for m in ("private", "symm")}
         ab_line, ab_alloc, ab_copy = "", None, None
         if ab["private"] and ab["symm"]:
@@ -252,7 +252,6 @@ def main():
             sph = {k: sum(x["load_phases"][k]["cpu_s"] for x in sw) for k in ("alloc", "convert", "map")}
             per_copy = float(np.mean(pw))
             ab_alloc, ab_copy = sph["alloc"], per_copy
-            F["symm"]["per_copy_ratio"] = s_["n"] * per_copy / s_["load_cpu_cold"]
             F["symm"]["floor_ratio"] = cap(per_copy)
             ab_line = (f" The same load at 2 workers (one per core, warm): `private` {per_copy:.2f} s per worker, against "
                        f"{p_['lph']['convert'] / p_['n']:.2f} s per worker with {p_['n']} workers on {os.cpu_count()} cores "
@@ -329,7 +328,6 @@ def main():
                  f"({p['node'] / MiB:.0f} → {s['node'] / MiB:.0f} MiB) |")
         L.append(f"| node memory within 10 % of one copy + activations/KV | `symm` node Δ {s['node'] / MiB:.0f} MiB vs "
                  f"{model / MiB:.0f} + {s['private_bytes'] / MiB:.0f} MiB: {100 * (s['node'] / one - 1):+.1f} % |")
-        LA = abload(a.res)
         L.append(f"| 8× faster load; load CPU 1/8 of `private` | load CPU `private` / `symm`"
                  + (f", **{LA['n']} alternating warm pairs: median {LA['ratio'][0]:.2f}×** ({LA['ratio'][1]:.2f}–"
                     f"{LA['ratio'][2]:.2f}; {LA['p']:.2f} vs {LA['s']:.2f} s); best of {len(runs_of(a.res, 'private', 'warm')) or 1} runs" if LA else "")
