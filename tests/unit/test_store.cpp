@@ -50,7 +50,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-
 // The PEs that are other processes are this binary started afresh (posix_spawn), never a
 // fork of it: the test process runs the server's threads, and a fork taken while one of them
 // held a lock (a TLS handshake in progress) left a child blocked on it for good.
