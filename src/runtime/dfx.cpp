@@ -302,19 +302,31 @@ bool Dfx::describe_coll(int lane, uint64_t b, const CollEvent* ev) {
   Page* p = page_;
   const Brief br = brief_of(b);
   const bool tools = ev != nullptr;
-  // The ring index: it passes over a slot whose record is still open (another thread of
-  // this PE is in that collective; a few tries, one per such thread).
-  uint64_t k = 0;
-  for (int tries = 0; tries <= 8; ++tries) {
-    k = p->coll_count.fetch_add(1, std::memory_order_relaxed);
-    const CollRecord& o = p->colls[k % kCollRing];
-    // (acquire: the closing thread's last reads of that record came before its done)
-    if (o.done.load(std::memory_order_acquire) != 0 || o.seq.load(std::memory_order_relaxed) == 0) break;
-  }
-  CollRecord& r = p->colls[k % kCollRing];
+  // The lane first: another thread may be describing it (coll_describe finds a lane by
+  // its frame). Then a ring slot, claimed by moving its sequence word from even to odd:
+  // a slot whose record is still open (another thread of this PE is in that collective)
+  // is passed over, and of two threads that chose one slot (the counter went once round
+  // the ring between a thread's index and its claim) one fails its exchange and goes on.
   LaneRec& lr = lane_rec_[lane];
   CollRecord* none = nullptr;
-  if (!lr.rec.compare_exchange_strong(none, &r, std::memory_order_relaxed)) return false;
+  if (!lr.rec.compare_exchange_strong(none, &unrecorded_, std::memory_order_relaxed)) return false;
+  CollRecord* claimed = nullptr;
+  uint32_t s = 0;
+  for (int tries = 0; tries < 4 * kCollRing && claimed == nullptr; ++tries) {
+    CollRecord& o = p->colls[p->coll_count.fetch_add(1, std::memory_order_relaxed) % kCollRing];
+    s = o.seq.load(std::memory_order_acquire);
+    if (s & 1) continue;
+    // (acquire: the closing thread's last reads of that record came before its done)
+    if (s != 0 && o.done.load(std::memory_order_acquire) == 0) continue;
+    if (o.seq.compare_exchange_strong(s, s + 1, std::memory_order_acquire, std::memory_order_relaxed)) claimed = &o;
+  }
+  // Every slot open (more threads in collectives than the ring holds): not on the page; with
+  // a tool on, still described (the tools' coll_end follows), without a record.
+  if (claimed == nullptr && !tools) {
+    lr.rec.store(nullptr, std::memory_order_relaxed);
+    return false;
+  }
+  if (claimed != nullptr) lr.rec.store(claimed, std::memory_order_relaxed);
   // (the open collective's scope leaves through Dfx::coll_leave_described)
   std::atomic<uint64_t>& slot = p->lane_hist[lane][brief_of(b).team_seq % kLaneHist];
   slot.store(slot.load(std::memory_order_relaxed) | kBriefDescribed, std::memory_order_relaxed);
@@ -326,34 +338,35 @@ bool Dfx::describe_coll(int lane, uint64_t b, const CollEvent* ev) {
   const uint64_t bytes = tools ? uint64_t(ev->bytes) : args ? kept(lane_args_[lane].bytes) : 0;
   const LaneGeom g = tools ? LaneGeom{ev->start, ev->stride, ev->size}
                            : LaneGeom{kept(lane_geom_[lane].start), kept(lane_geom_[lane].stride), kept(lane_geom_[lane].size)};
-  const uint32_t s = r.seq.load(std::memory_order_relaxed);
-  r.seq.store(s + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-  // Relaxed stores (plain moves), as every record the page's readers copy while it changes.
-  relaxed_store(r.op, uint16_t(br.op));
-  relaxed_store(r.lane, uint16_t(lane));
-  relaxed_store(r.team_seq, br.team_seq);
-  r.done.store(0, std::memory_order_relaxed);
-  relaxed_store(r.root, root);
-  relaxed_store(r.bytes, bytes);
-  relaxed_store(r.call_id, br.call_id);
-  // read by the tools only; with none on (for the whole job) they stay 0
-  relaxed_store(r.elem_size, tools ? ev->elem_size : 0u);
-  relaxed_store(r.redop, tools ? ev->redop : 0u);
-  relaxed_store(r.dest, tools ? uint64_t(reinterpret_cast<uintptr_t>(ev->dest)) : uint64_t(0));
-  relaxed_store(r.src, tools ? uint64_t(reinterpret_cast<uintptr_t>(ev->src)) : uint64_t(0));
-  relaxed_store(r.call_site, uint64_t(0));
-  relaxed_store(r.t_enter_ns, tools ? now_ns() : uint64_t(0));
-  relaxed_store(r.t_exit_ns, uint64_t(0));
-  relaxed_store(r.team_start, g.start);
-  relaxed_store(r.team_stride, g.stride);
-  relaxed_store(r.team_size, g.size);
-  relaxed_store(r.team_id, lane_team_[lane]);
-  relaxed_store(r.team_rel, br.team_seq - lane_base_[lane]);
-  r.seq.store(s + 2, std::memory_order_release);
+  if (claimed != nullptr) {
+    CollRecord& r = *claimed;
+    std::atomic_thread_fence(std::memory_order_release);  // (the claim made seq odd)
+    // Relaxed stores (plain moves), as every record the page's readers copy while it changes.
+    relaxed_store(r.op, uint16_t(br.op));
+    relaxed_store(r.lane, uint16_t(lane));
+    relaxed_store(r.team_seq, br.team_seq);
+    r.done.store(0, std::memory_order_relaxed);
+    relaxed_store(r.root, root);
+    relaxed_store(r.bytes, bytes);
+    relaxed_store(r.call_id, br.call_id);
+    // read by the tools only; with none on (for the whole job) they stay 0
+    relaxed_store(r.elem_size, tools ? ev->elem_size : 0u);
+    relaxed_store(r.redop, tools ? ev->redop : 0u);
+    relaxed_store(r.dest, tools ? uint64_t(reinterpret_cast<uintptr_t>(ev->dest)) : uint64_t(0));
+    relaxed_store(r.src, tools ? uint64_t(reinterpret_cast<uintptr_t>(ev->src)) : uint64_t(0));
+    relaxed_store(r.call_site, uint64_t(0));
+    relaxed_store(r.t_enter_ns, tools ? now_ns() : uint64_t(0));
+    relaxed_store(r.t_exit_ns, uint64_t(0));
+    relaxed_store(r.team_start, g.start);
+    relaxed_store(r.team_stride, g.stride);
+    relaxed_store(r.team_size, g.size);
+    relaxed_store(r.team_id, lane_team_[lane]);
+    relaxed_store(r.team_rel, br.team_seq - lane_base_[lane]);
+    r.seq.store(s + 2, std::memory_order_release);
+  }
   if (tools) {
     CollEvent& e = const_cast<CollEvent&>(*ev);
-    e.record = &r;
+    e.record = claimed;
     e.team_id = lane_team_[lane];
     e.team_rel = br.team_seq - lane_base_[lane];
   }
@@ -367,6 +380,7 @@ bool Dfx::describe_coll(int lane, uint64_t b, const CollEvent* ev) {
 void Dfx::coll_undescribe(int lane) {
   Page* p = page_;
   LaneRec& lr = lane_rec_[lane];
+  // (the release: this thread's reads of the record came before a later claim of its slot)
   lr.rec.exchange(nullptr, std::memory_order_relaxed)->done.store(1, std::memory_order_release);
   // An outermost collective of this thread entered from user code or init. A call or wait
   // found on the page then was another thread's, which may have left since: user code

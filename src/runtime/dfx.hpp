@@ -276,12 +276,15 @@ class Dfx {
     int32_t start, stride, size;
   };
   struct LaneRec {
-    std::atomic<CollRecord*> rec{nullptr};  // described: its record (claimed with a CAS)
+    std::atomic<CollRecord*> rec{nullptr};  // described: its record (the lane claimed with a CAS)
     uint32_t prev_call = 0, prev_state = 0;  // the page's call and state before
   };
   LaneArgs lane_args_[kTeamLanes] = {};
   LaneGeom lane_geom_[kTeamLanes] = {};
   LaneRec lane_rec_[kTeamLanes];
+  // A lane's rec while it is being described, or described without a ring slot; only its
+  // done word is written.
+  CollRecord unrecorded_{};
 };
 
 #if SYMMEM_DFX_HOOKS

@@ -296,8 +296,8 @@ void CheckTool::record_site(CollRecord& r) {
 }
 
 void CheckTool::coll_begin(CollEvent& ev) {
-  if (level_ >= 2 || ev.op == Op::kAlloc || ev.op == Op::kFree || ev.op == Op::kTeamSplit ||
-      ev.op == Op::kTeamDestroy)
+  if (ev.record && (level_ >= 2 || ev.op == Op::kAlloc || ev.op == Op::kFree || ev.op == Op::kTeamSplit ||
+                    ev.op == Op::kTeamDestroy))
     record_site(*ev.record);
 
   // Local rules of the data collectives (OpenSHMEM 1.5 §9.9): dest inside one allocation;
@@ -457,7 +457,8 @@ std::string CheckTool::peer_state(int pe, const CollEvent& ev) const {
 }
 
 void CheckTool::compare(const CollEvent& ev, bool neighbours_only, bool remote) {
-  if (ev.lane == kActiveSetLane || ev.size < 2) return;
+  // (no record: more threads of this PE in collectives than the page's ring holds)
+  if (ev.lane == kActiveSetLane || ev.size < 2 || ev.record == nullptr) return;
   const CollRecord& mine = *ev.record;
   auto check = [&](int i) {
     const int w = ev.start + i * ev.stride;
@@ -480,7 +481,7 @@ void CheckTool::compare(const CollEvent& ev, bool neighbours_only, bool remote) 
 
 void CheckTool::wait_tick(const WaitRecord& w) {
   const CollEvent* ev = CollScope::current();
-  if (!ev) return;
+  if (!ev || !ev->record) return;
   const uint64_t now = now_ns();
   // (w may be another thread's wait: its fields are written with relaxed stores)
   const uint64_t since = std::atomic_ref<const uint64_t>(w.since_ns).load(std::memory_order_relaxed);
@@ -602,8 +603,8 @@ void CheckTool::coll_local_failure(const CollEvent& ev, const std::string& what,
   std::snprintf(head, sizeof head, "CHECK: %s on %s, call #%u (dest=%s, bytes=%zu): %s", op_name(ev.op),
                 team_name(ev).c_str(), ev.team_rel, r_->dfx_.describe(ev.dest).c_str(), ev.bytes, what.c_str());
   std::string rep = head;
-  if (ev.record->call_site == 0) record_site(*ev.record);
-  const std::string site = site_name(ev.record->call_site);
+  if (ev.record && ev.record->call_site == 0) record_site(*ev.record);
+  const std::string site = ev.record ? site_name(ev.record->call_site) : std::string();
   if (!site.empty()) rep += "\n  at " + site;
   if (*hint) rep += std::string("\n  hint: ") + hint;
   rep += "\n  job ends (exit 2)";

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "runtime/dfx.hpp"
 #include "runtime/dfx_hang.hpp"
@@ -144,6 +145,53 @@ TEST(CollScope, DescribedBetweenTwoLooksIsNotProgress) {
   t.join();
   EXPECT_EQ(r.verdict, "STALL") << r.text;
   EXPECT_NE(r.text.find("barrier #1 on TEAM_WORLD"), std::string::npos) << r.text;
+}
+
+// Threads of a PE in collectives on their own teams at once, each described in full (as
+// with a tool on): each keeps its own ring slot while it is inside, also when the ring goes
+// round under it, and never writes another's (each checks its record with every look).
+TEST(CollScope, ThreadsInCollectivesAtOnceKeepTheirOwnRecords) {
+  Dfx d;
+  Page& p = *d.page();
+  constexpr int kThreads = 4, kRounds = 5000;
+  std::atomic<int> bad{0};
+  // The records of `lane` open now, read as the page's readers do (the sequence word even
+  // and unchanged around the fields).
+  auto open_on = [&p](int lane, Op op, uint32_t seq) {
+    int mine = 0;
+    for (CollRecord& r : p.colls) {
+      for (;;) {
+        const uint32_t s0 = r.seq.load(std::memory_order_acquire);
+        if (s0 & 1) continue;
+        auto ld = [](auto& field) { return std::atomic_ref(field).load(std::memory_order_relaxed); };
+        const bool open = s0 != 0 && r.done.load(std::memory_order_relaxed) == 0 && ld(r.lane) == lane;
+        const bool same = ld(r.op) == uint16_t(op) && ld(r.team_seq) == seq;
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (r.seq.load(std::memory_order_relaxed) != s0) continue;
+        if (open) mine += same ? 1 : 100;
+        break;
+      }
+    }
+    return mine;
+  };
+  auto run = [&](int lane, Op op) {
+    for (int i = 1; i <= kRounds; ++i) {
+      CollScope c(d, op, lane, 0, 1, 2, 0);
+      if (wait_sleeps(d) != lane) bad++;
+      for (int look = 0; look < 3; ++look) {
+        if (open_on(lane, op, uint32_t(i)) != 1) bad++;
+        std::this_thread::yield();
+      }
+    }
+  };
+  constexpr Op kOps[kThreads] = {Op::kSync, Op::kBroadcast, Op::kReduce, Op::kBarrier};
+  std::vector<std::thread> ts;
+  for (int t = 1; t < kThreads; ++t) ts.emplace_back(run, 2 + t, kOps[t]);
+  run(2, kOps[0]);
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GE(p.coll_count.load(), uint64_t(kThreads) * kRounds);
+  for (const CollRecord& r : p.colls) EXPECT_EQ(r.done.load(), 1u);
 }
 
 }  // namespace
