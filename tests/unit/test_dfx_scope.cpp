@@ -194,5 +194,41 @@ TEST(CollScope, ThreadsInCollectivesAtOnceKeepTheirOwnRecords) {
   for (const CollRecord& r : p.colls) EXPECT_EQ(r.done.load(), 1u);
 }
 
+// More threads in collectives at once than the ring has records (one per lane, the threads
+// entering one after the other): the ring's 64 are held, the next collective keeps its
+// words but no record, and every one leaves cleanly.
+TEST(CollScope, MoreThreadsInCollectivesThanTheRingHolds) {
+  static_assert(kTeamLanes > kCollRing);
+  Dfx d;
+  Page& p = *d.page();
+  p.state.store(uint32_t(State::kUser));
+  std::atomic<int> entered{0}, go{0};
+  std::vector<int> found(kTeamLanes, -2);
+  std::vector<std::thread> ts;
+  for (int lane = 0; lane < kTeamLanes; ++lane) {
+    ts.emplace_back([&, lane] {
+      CollScope c(d, Op::kBarrier, lane, 0, 1, 2, 0);
+      found[size_t(lane)] = wait_sleeps(d);
+      entered++;
+      while (go.load() == 0) std::this_thread::yield();
+    });
+    while (entered.load() != lane + 1) std::this_thread::yield();
+  }
+  int described = 0, open = 0;
+  for (int lane = 0; lane < kTeamLanes; ++lane) {
+    EXPECT_EQ(found[size_t(lane)], lane);
+    described += (p.lane_hist[lane][1].load() & kBriefDescribed) != 0;
+  }
+  for (const CollRecord& r : p.colls) open += r.seq.load() != 0 && r.done.load() == 0;
+  EXPECT_EQ(described, kCollRing);
+  EXPECT_EQ(open, kCollRing);
+  EXPECT_EQ(p.lane_hist[kTeamLanes - 1][1].load() & kBriefDescribed, 0u);  // the last one in
+  go = 1;
+  for (auto& t : ts) t.join();
+  for (const CollRecord& r : p.colls) EXPECT_EQ(r.done.load(), 1u);
+  for (int lane = 0; lane < kTeamLanes; ++lane) EXPECT_TRUE(newest(p, lane).done);
+  EXPECT_EQ(p.state.load(), uint32_t(State::kUser));
+}
+
 }  // namespace
 }  // namespace symmem::dfx
