@@ -175,25 +175,25 @@ bool Dfx::wait_sleep(const WaitDesc& d) {
   const uint32_t s = w.seq.load(std::memory_order_relaxed);
   w.seq.store(s + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
-  w.op = uint16_t(d.op);
-  w.call_id = d.call ? intern(d.call) : uint16_t(p->call_id.load(std::memory_order_relaxed));
-  w.owner = d.owner;
-  w.cmp = d.cmp;
-  w.width = d.width;
-  w.nwords = d.nwords;
-  w.addr = reinterpret_cast<uintptr_t>(d.addr);
-  w.expect = d.expect;
-  w.vec_kind = d.vec_kind;
-  w.vec_count = d.vec_count;
-  w.vec_base = reinterpret_cast<uintptr_t>(d.vec_base);
-  w.vec_n = d.vec_n;
-  w.vec_shown = std::min<uint32_t>(d.vec_shown, kWaitWords);
+  relaxed_store(w.op, uint16_t(d.op));
+  relaxed_store(w.call_id, d.call ? intern(d.call) : uint16_t(p->call_id.load(std::memory_order_relaxed)));
+  relaxed_store(w.owner, d.owner);
+  relaxed_store(w.cmp, d.cmp);
+  relaxed_store(w.width, d.width);
+  relaxed_store(w.nwords, d.nwords);
+  relaxed_store(w.addr, reinterpret_cast<uintptr_t>(d.addr));
+  relaxed_store(w.expect, d.expect);
+  relaxed_store(w.vec_kind, d.vec_kind);
+  relaxed_store(w.vec_count, d.vec_count);
+  relaxed_store(w.vec_base, reinterpret_cast<uintptr_t>(d.vec_base));
+  relaxed_store(w.vec_n, d.vec_n);
+  relaxed_store(w.vec_shown, std::min<uint32_t>(d.vec_shown, kWaitWords));
   for (uint32_t k = 0; k < w.vec_shown; ++k) {
-    w.vec_index[k] = d.vec_index[k];
-    w.vec_expect[k] = d.vec_expect[k];
+    relaxed_store(w.vec_index[k], d.vec_index[k]);
+    relaxed_store(w.vec_expect[k], d.vec_expect[k]);
   }
-  w.team_lane = lane;
-  w.team_seq = lane >= 0 ? p->lane_seq[lane].load(std::memory_order_relaxed) : 0;
+  relaxed_store(w.team_lane, lane);
+  relaxed_store(w.team_seq, lane >= 0 ? p->lane_seq[lane].load(std::memory_order_relaxed) : 0);
   relaxed_store(w.since_ns, now_ns());
   w.seq.store(s + 2, std::memory_order_release);
   p->state.store(uint32_t(State::kWaiting), std::memory_order_release);
@@ -213,7 +213,7 @@ void Dfx::wait_done(bool described) {
     const uint32_t s = w.seq.load(std::memory_order_relaxed);
     w.seq.store(s + 1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
-    w.op = uint16_t(Op::kNone);
+    relaxed_store(w.op, uint16_t(Op::kNone));
     w.seq.store(s + 2, std::memory_order_release);
     w.held.store(0, std::memory_order_release);
   }

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace symmem::dfx {
 
@@ -250,7 +251,7 @@ inline uint64_t collectives_entered(const Page& p) {
 // A field of a record that threads of one PE may write at once: a relaxed atomic store (a
 // plain move on x86), so such writers share a slot without a data race.
 template <class T>
-inline void relaxed_store(T& field, T v) {
+inline void relaxed_store(T& field, std::type_identity_t<T> v) {
   std::atomic_ref<T>(field).store(v, std::memory_order_relaxed);
 }
 
