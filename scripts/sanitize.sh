@@ -6,8 +6,9 @@
 #         contexts/threads), the C programs at 2 PEs and some at 4, see ASAN_TESTS
 #   tsan  GCC, -fsanitize=thread (build-tsan): the store's tests (its server thread against
 #         client threads, TLS), the threaded point-to-point groups (p2p.threads.*: several
-#         threads per PE, on shared memory and across UCX with its progress thread), and
-#         the liveness thread ending a job (a PE killed, global_exit), and the collectives
+#         threads per PE, on shared memory and across UCX with its progress thread), the
+#         liveness thread ending a job (a PE killed, global_exit), a thread reading its
+#         own PE's status page while another waits (mp.dfx_threads), and the collectives
 #         across emulated nodes (the deposit handler on the progress thread against the
 #         waiting PE, 2x2; rendezvous puts, ucx.rndv.*), see TSAN_TESTS
 #   fuzz  clang, libFuzzer + ASan + UBSan (build-fuzz): every target in tests/fuzz for
@@ -37,7 +38,7 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TS
 # and fence_quiet, whose 10000-iteration loops pass their 60 s limit under ASan on a loaded
 # 2-core machine (nothing else in them).
 : "${ASAN_TESTS:=^(unit\.|mp\.(foundation|static_data)\.np2$|p2p\.np2$|capi\.(init_info|malloc|putget|nbi|pg|ptr|static_data|global_exit|coll_static|team_split|p2p_workqueue|pe_quiet|malloc_hints|deprecated|nop_collectives|wait_short|shmemx_sos|calloc_overflow|c11_generic)\.np2$|capi\.(static_data|team_split|coll_static|nop_collectives|p2p_workqueue|shmemx_sos)\.np4$)}"
-: "${TSAN_TESTS:=^(unit\.test_(store|tls|store_strangers|dfx_scope)|p2p\.threads\..*|p2p\.ucx_2x2|mp\.pe_sigkilled|capi\.global_exit\.np2|ucx\.(target_computes\.np2|pe_killed_named|rndv\.capi_(nbi|fence_quiet)|(team_reduce|data_coll|big_reduce|bcast|bcast_ahead)\.2x2))$}"
+: "${TSAN_TESTS:=^(unit\.test_(store|tls|store_strangers|dfx_scope)|p2p\.threads\..*|p2p\.ucx_2x2|mp\.pe_sigkilled|mp\.dfx_threads\.np2|capi\.global_exit\.np2|ucx\.(target_computes\.np2|pe_killed_named|rndv\.capi_(nbi|fence_quiet)|(team_reduce|data_coll|big_reduce|bcast|bcast_ahead)\.2x2))$}"
 : "${FUZZ_SECONDS:=20}"
 
 configure() {  # dir, extra cmake args...

@@ -112,6 +112,8 @@ class SYMMEM_API Runtime {
   // ---- seeing inside the job (docs/dfx.md) ----
   // What PE `pe` is doing now, read from its status page in shared memory, without its
   // help (it may be computing, stuck or stopped). Only PEs of this node have a page here.
+  // Any thread may call it, also while another thread of this PE is in a call (a watchdog
+  // of its own PE).
   struct PeStatus {
     bool available = false;  // false: `pe` is on another node
     std::string state;       // "init", "user code", "in call", "waiting", "finalized"

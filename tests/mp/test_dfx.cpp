@@ -2,6 +2,7 @@
 // a sleeping wait describes itself, collectives are numbered per team, addresses get names.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <regex>
 #include <thread>
@@ -54,6 +55,38 @@ TEST(StatusPage, SleepingWaitIsDescribed) {
     // The wait ends and says so: the page leaves "waiting" and the progress count moves.
     st = poll_until(1, [&](const auto& s) { return s.progress > before; });
     EXPECT_GT(st.progress, before);
+  }
+  rt().barrier_all();
+  rt().free(flag);
+}
+
+// A thread of a PE reads its own PE's page while another thread of it sleeps in a wait
+// (the record is written and read by two threads of one process: under ThreadSanitizer,
+// mp.dfx_threads). The watcher makes no symmem call: it raises a word of its own PE's
+// heap once it has seen the wait, and PE 0 ends the wait only then.
+TEST(StatusPage, OwnWaitSeenByAnotherThread) {
+  if (rt().n_pes() < 2 || !mp::same_node(0, 1)) return;  // needs PEs 0 and 1 on one node
+  auto flag = rt().alloc<int>(2);  // [0]: the wait's word, [1]: PE 1's watcher has seen it
+  flag[0] = flag[1] = 0;
+  rt().barrier_all();
+  if (rt().my_pe() == 1) {
+    symmem::Runtime::PeStatus seen;
+    std::thread watcher([&] {
+      seen = poll_until(1, [](const auto& s) { return s.state == "waiting" && s.wait_call == "wait_until"; });
+      std::atomic_ref<int>(flag[1]).store(1, std::memory_order_release);
+    });
+    rt().wait_until(flag.data(), symmem::Cmp::kEq, 9);
+    watcher.join();
+    EXPECT_EQ(seen.state, "waiting");
+    EXPECT_EQ(seen.wait_call, "wait_until");
+    EXPECT_EQ(seen.wait_owner, 1);
+    EXPECT_EQ(seen.wait_addr, reinterpret_cast<uintptr_t>(rt().ptr(flag.data(), 1)));
+    EXPECT_EQ(seen.wait_expect, 9u);
+  } else if (rt().my_pe() == 0) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (rt().g(flag.data() + 1, 1) == 0 && std::chrono::steady_clock::now() < end)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    rt().p(flag.data(), 9, 1);
   }
   rt().barrier_all();
   rt().free(flag);
