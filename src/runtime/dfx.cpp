@@ -303,22 +303,19 @@ bool Dfx::describe_coll(int lane, uint64_t b, const CollEvent* ev) {
   const Brief br = brief_of(b);
   const bool tools = ev != nullptr;
   // The lane first: another thread may be describing it (coll_describe finds a lane by
-  // its frame). Then a ring slot, claimed by moving its sequence word from even to odd:
-  // a slot whose record is still open (another thread of this PE is in that collective)
-  // is passed over, and of two threads that chose one slot (the counter went once round
-  // the ring between a thread's index and its claim) one fails its exchange and goes on.
+  // its frame). Then a ring slot, held by this thread until its collective ends: a slot
+  // another thread holds is passed over (it is in that collective still, also when the
+  // counter went once round the ring since). Holding is an exchange on this process's own
+  // memory, not on the page's record, whose line the peers' checks read (an exchange there
+  // waited for that line: +8-12 % on a 2-PE barrier with SYMMEM_CHECK=1).
   LaneRec& lr = lane_rec_[lane];
   CollRecord* none = nullptr;
   if (!lr.rec.compare_exchange_strong(none, &unrecorded_, std::memory_order_relaxed)) return false;
   CollRecord* claimed = nullptr;
-  uint32_t s = 0;
   for (int tries = 0; tries < 4 * kCollRing && claimed == nullptr; ++tries) {
-    CollRecord& o = p->colls[p->coll_count.fetch_add(1, std::memory_order_relaxed) % kCollRing];
-    s = o.seq.load(std::memory_order_acquire);
-    if (s & 1) continue;
-    // (acquire: the closing thread's last reads of that record came before its done)
-    if (s != 0 && o.done.load(std::memory_order_acquire) == 0) continue;
-    if (o.seq.compare_exchange_strong(s, s + 1, std::memory_order_acquire, std::memory_order_relaxed)) claimed = &o;
+    const uint64_t i = p->coll_count.fetch_add(1, std::memory_order_relaxed) % kCollRing;
+    // (acquire: the last holder's reads of that record came before its release)
+    if (slot_held_[i].exchange(1, std::memory_order_acquire) == 0) claimed = &p->colls[i];
   }
   // Every slot open (more threads in collectives than the ring holds): not on the page; with
   // a tool on, still described (the tools' coll_end follows), without a record.
@@ -340,7 +337,9 @@ bool Dfx::describe_coll(int lane, uint64_t b, const CollEvent* ev) {
                            : LaneGeom{kept(lane_geom_[lane].start), kept(lane_geom_[lane].stride), kept(lane_geom_[lane].size)};
   if (claimed != nullptr) {
     CollRecord& r = *claimed;
-    std::atomic_thread_fence(std::memory_order_release);  // (the claim made seq odd)
+    const uint32_t s = r.seq.load(std::memory_order_relaxed);
+    r.seq.store(s + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
     // Relaxed stores (plain moves), as every record the page's readers copy while it changes.
     relaxed_store(r.op, uint16_t(br.op));
     relaxed_store(r.lane, uint16_t(lane));
@@ -380,8 +379,10 @@ bool Dfx::describe_coll(int lane, uint64_t b, const CollEvent* ev) {
 void Dfx::coll_undescribe(int lane) {
   Page* p = page_;
   LaneRec& lr = lane_rec_[lane];
-  // (the release: this thread's reads of the record came before a later claim of its slot)
-  lr.rec.exchange(nullptr, std::memory_order_relaxed)->done.store(1, std::memory_order_release);
+  CollRecord* r = lr.rec.exchange(nullptr, std::memory_order_relaxed);
+  r->done.store(1, std::memory_order_release);
+  // (release: this thread's reads of the record came before a later holder's writes)
+  if (r != &unrecorded_) slot_held_[r - p->colls].store(0, std::memory_order_release);
   // An outermost collective of this thread entered from user code or init. A call or wait
   // found on the page then was another thread's, which may have left since: user code
   // (a thread still inside shows again once its wait sleeps).

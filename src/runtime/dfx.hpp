@@ -285,6 +285,8 @@ class Dfx {
   // A lane's rec while it is being described, or described without a ring slot; only its
   // done word is written.
   CollRecord unrecorded_{};
+  // Ring slots of the page held by a thread of this process whose collective they describe.
+  std::atomic<uint8_t> slot_held_[kCollRing] = {};
 };
 
 #if SYMMEM_DFX_HOOKS

@@ -256,23 +256,36 @@ inline void relaxed_store(T& field, std::type_identity_t<T> v) {
 }
 
 // Copies a record of `T` (which starts with its sequence word) into *out once it is stable;
-// false when the writer kept changing it (a reader then shows it as "changing"). The copy
-// is by relaxed loads of 4-byte words (plain moves), so that a thread of the same PE
-// reading while another writes (relaxed_store) is no data race either.
-template <class T>
-bool read_stable(const T& rec, T* out, int tries = 100) {
-  static_assert(sizeof(T) % 4 == 0 && alignof(T) >= 4);
-  using Word = uint32_t __attribute__((may_alias));
-  const Word* from = reinterpret_cast<const Word*>(&rec);
-  Word* to = reinterpret_cast<Word*>(static_cast<void*>(out));
+// false when the writer kept changing it (a reader then shows it as "changing"). For a
+// record another process writes (a peer's page; the compiler may then load only the fields
+// the caller reads).
+template <class T, class Copy>
+bool read_stable_with(const T& rec, int tries, Copy copy) {
   for (int i = 0; i < tries; ++i) {
     const uint32_t s0 = rec.seq.load(std::memory_order_acquire);
     if (s0 & 1) continue;
-    for (size_t w = 0; w < sizeof(T) / 4; ++w) to[w] = __atomic_load_n(&from[w], __ATOMIC_RELAXED);
+    copy();
     std::atomic_thread_fence(std::memory_order_acquire);
     if (rec.seq.load(std::memory_order_relaxed) == s0) return true;
   }
   return false;
+}
+template <class T>
+bool read_stable(const T& rec, T* out, int tries = 100) {
+  return read_stable_with(rec, tries, [&] { std::memcpy(static_cast<void*>(out), static_cast<const void*>(&rec), sizeof(T)); });
+}
+// The same for a record of this process's own page, which another thread of it may be
+// writing (relaxed_store): copied by relaxed loads of 4-byte words (plain moves), so that
+// this is no data race either.
+template <class T>
+bool read_stable_own(const T& rec, T* out, int tries = 100) {
+  static_assert(sizeof(T) % 4 == 0 && alignof(T) >= 4);
+  using Word = uint32_t __attribute__((may_alias));
+  const Word* from = reinterpret_cast<const Word*>(&rec);
+  Word* to = reinterpret_cast<Word*>(static_cast<void*>(out));
+  return read_stable_with(rec, tries, [&] {
+    for (size_t w = 0; w < sizeof(T) / 4; ++w) to[w] = __atomic_load_n(&from[w], __ATOMIC_RELAXED);
+  });
 }
 
 }  // namespace symmem::dfx

@@ -452,7 +452,7 @@ class StatsTool final : public ToolHooks {
     const Page& own = r_.meta(r_.rank_)->dfx;
     for (int j = 0; j < kCollRing; ++j) {
       CollRecord rec;
-      if (read_stable(own.colls[j], &rec) && rec.t_enter_ns && rec.t_exit_ns && waits_for_all(rec.op))
+      if (read_stable_own(own.colls[j], &rec) && rec.t_enter_ns && rec.t_exit_ns && waits_for_all(rec.op))
         mine[{rec.team_id, rec.team_rel}] = {rec.op, rec.t_enter_ns, rec.t_exit_ns};
     }
     struct Bounds {

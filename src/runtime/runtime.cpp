@@ -555,7 +555,8 @@ Runtime::PeStatus Runtime::pe_status(int pe) const {
   st.call = name(p.call_id.load(std::memory_order_relaxed));
   st.progress = p.progress.load(std::memory_order_relaxed);
   dfx::WaitRecord w;
-  if (state == dfx::State::kWaiting && dfx::read_stable(p.wait, &w) && w.op != uint16_t(dfx::Op::kNone)) {
+  // (_own: pe may be this PE, whose wait record another thread of it may be writing)
+  if (state == dfx::State::kWaiting && dfx::read_stable_own(p.wait, &w) && w.op != uint16_t(dfx::Op::kNone)) {
     st.wait_call = name(w.call_id);
     if (st.wait_call.empty()) st.wait_call = dfx::op_name(dfx::Op(w.op));
     st.wait_owner = w.owner;
