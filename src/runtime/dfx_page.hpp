@@ -255,10 +255,8 @@ inline void relaxed_store(T& field, std::type_identity_t<T> v) {
   std::atomic_ref<T>(field).store(v, std::memory_order_relaxed);
 }
 
-// Copies a record of `T` (which starts with its sequence word) into *out once it is stable;
-// false when the writer kept changing it (a reader then shows it as "changing"). For a
-// record another process writes (a peer's page; the compiler may then load only the fields
-// the caller reads).
+// The seqlock read of the two below: copy() once the record's sequence word was even and
+// unchanged around it.
 template <class T, class Copy>
 bool read_stable_with(const T& rec, int tries, Copy copy) {
   for (int i = 0; i < tries; ++i) {
@@ -270,6 +268,10 @@ bool read_stable_with(const T& rec, int tries, Copy copy) {
   }
   return false;
 }
+// Copies a record of `T` (which starts with its sequence word) into *out once it is stable;
+// false when the writer kept changing it (a reader then shows it as "changing"). For a
+// record another process writes (a peer's page; the compiler may then load only the fields
+// the caller reads).
 template <class T>
 bool read_stable(const T& rec, T* out, int tries = 100) {
   return read_stable_with(rec, tries, [&] { std::memcpy(static_cast<void*>(out), static_cast<const void*>(&rec), sizeof(T)); });
