@@ -306,8 +306,8 @@ bool Dfx::describe_coll(int lane, uint64_t b, const CollEvent* ev) {
   // its frame). Then a ring slot, held by this thread until its collective ends: a slot
   // another thread holds is passed over (it is in that collective still, also when the
   // counter went once round the ring since). Holding is an exchange on this process's own
-  // memory, not on the page's record, whose line the peers' checks read (an exchange there
-  // waited for that line: +8-12 % on a 2-PE barrier with SYMMEM_CHECK=1).
+  // memory, not on the page's record: an exchange there would wait for a line the peers'
+  // checks read.
   LaneRec& lr = lane_rec_[lane];
   CollRecord* none = nullptr;
   if (!lr.rec.compare_exchange_strong(none, &unrecorded_, std::memory_order_relaxed)) return false;
@@ -317,7 +317,7 @@ bool Dfx::describe_coll(int lane, uint64_t b, const CollEvent* ev) {
     // (acquire: the last holder's reads of that record came before its release)
     if (slot_held_[i].exchange(1, std::memory_order_acquire) == 0) claimed = &p->colls[i];
   }
-  // Every slot open (more threads in collectives than the ring holds): not on the page; with
+  // Every slot held (more threads in collectives than the ring holds): not on the page; with
   // a tool on, still described (the tools' coll_end follows), without a record.
   if (claimed == nullptr && !tools) {
     lr.rec.store(nullptr, std::memory_order_relaxed);
