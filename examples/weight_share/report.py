@@ -253,16 +253,23 @@ def main():
             per_copy = float(np.mean(pw))
             ab_alloc, ab_copy = sph["alloc"], per_copy
             F["symm"]["floor_ratio"] = cap(per_copy)
+            F["symm"]["ab2_ratio"] = sum(pw) / sum(sph.values())
             ab_line = (f" The same load at 2 workers (one per core, warm): `private` {per_copy:.2f} s per worker, against "
                        f"{p_['lph']['convert'] / p_['n']:.2f} s per worker with {p_['n']} workers on {os.cpu_count()} cores "
                        f"(the same work per copy); `symm` "
                        f"{sum(sph.values()):.2f} s in all (alloc {sph['alloc']:.2f}, convert {sph['convert']:.2f}, map "
-                       f"{sph['map']:.2f}). Against {s_['n']} private copies at that per-copy cost "
+                       f"{sph['map']:.2f}): {sum(pw) / sum(sph.values()):.2f}× less load work than `private`'s "
+                       f"{sum(pw):.2f} s, for N = 2. Against {s_['n']} private copies at that per-copy cost "
                        f"({s_['n']} × {per_copy:.2f} s), `symm`'s {s_['load_cpu_cold']:.2f} s is "
                        f"{s_['n'] * per_copy / s_['load_cpu_cold']:.1f}× less work; its one copy in "
                        f"{shm} (alloc + convert, {sph['alloc'] + sph['convert']:.2f} s) costs "
                        f"{(sph['alloc'] + sph['convert']) / per_copy:.2f}× a private copy in anonymous memory (a tmpfs "
                        f"page goes through the page cache: inserted at `fallocate`, looked up at its first fault).")
+            if s_["lph_warm"] and p_["lph_warm"] and sph["convert"] > 0:
+                ab_line += (f" With {s_['n']} workers time-slicing on {os.cpu_count()} cores (warm), `symm`'s one conversion "
+                            f"costs {s_['lph_warm']['convert'] / sph['convert']:.2f}× what it costs at 2 workers, a private "
+                            f"copy {p_['lph_warm']['convert'] / p_['n'] / per_copy:.2f}×; `symm`'s alloc and map together "
+                            f"{s_['lph_warm']['alloc'] + s_['lph_warm']['map']:.3f} s.")
         L.append(f"One worker's conversion in `private` costs {conv1:.2f} s here ({p_['n']} workers on {os.cpu_count()} "
                  f"cores); `symm` converts the model once in all ({s_['lph']['alloc'] + s_['lph']['convert']:.2f} s with "
                  f"the commit, over {s_['n']} workers) and then every worker maps the {model / MiB:.0f} MiB it reads: "
@@ -335,7 +342,8 @@ def main():
                  f"sides), {p['load_cpu_warm'] / s['load_cpu_warm']:.1f}× warm; wall {p['load_wall_cold'] / s['load_wall_cold']:.1f}× "
                  f"cold, {p['load_wall_warm'] / s['load_wall_warm']:.1f}× warm"
                  + (f"; equal conversion costs would give {s['floor_ratio']:.1f}× (the per-worker mapping, see the load "
-                    f"paragraph)" if "floor_ratio" in s else "") + " |")
+                    f"paragraph)" if "floor_ratio" in s else "")
+                 + (f"; at 2 workers, one per core: {s['ab2_ratio']:.2f}× (N = 2)" if "ab2_ratio" in s else "") + " |")
         ab = ab1(a.res)
         L.append(f"| equal throughput; batch 1 within 5 % of `private` | "
                  + (f"**batch 1, {ab['n']} alternating pairs** ({ab['req']} requests of {ab['gen']} tokens per worker, "
@@ -379,7 +387,8 @@ def main():
     L.append("- `symm`'s load CPU is the conversion, done once in all (1/N per worker), plus mapping the peers' parts "
              "in every worker (page-table set-up, as `mmap`'s `MAP_POPULATE` does); the second part is paid per worker, "
              "which keeps the load-work ratio to `private` below N unless the one conversion costs less than a private "
-             "copy (the load paragraph above). `update` readers map the "
+             "copy; with more workers than cores the one conversion costs more than at one worker per core (the load "
+             "paragraph above). `update` readers map the "
              "other half when they first switch to it (the faults while serving in its row).\n")
     L.append("- Synthetic weights, shortened model (the preset's layer shape, fewer layers); per-layer figures scale with "
              "the layer count. `PRESET=llama7b-slice LAYERS=2` runs the seed's LLaMA-7B layer shape.\n"
