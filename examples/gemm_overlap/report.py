@@ -169,10 +169,14 @@ def main():
               f" ({'; '.join(lines)}"
               + (f"; the same at K_loc {kmax // 2} in the tile sweep's {len(r_t)} runs: " + ", ".join(pct(r) for r in r_t)
                  if r_t else "")
-              + "). `store` makes one GEMM call per owner block: the order between contributors is all it needs.")
+              + "). `store` makes one GEMM call per owner block: the order between contributors is all it needs."
+              + "".join(f" Cutting the GEMM into the owner blocks alone ({k[1] // k[4]} calls of {k[4]} rows per PE, no "
+                        f"communication: the tile sweep's `tiled` at K_loc {k[3] // 2}) costs "
+                        f"{pct(sym[k]['tiled'][S] / sym[k]['mono'][S] - 1)} here: `store`'s floor with OpenBLAS's calls."
+                        for k in rep if k[4] * 2 == k[1] and "tiled" in sym[k] and verdict == "not met"))
     pipe_keys = sorted((k for k in sym if k[0] == "pipe"), key=lambda k: k[1] // k[4])
     if pipe_keys:
-        parts, ok, fast_tiles = [], True, []
+        parts, ok, fast_tiles, slow_tiles = [], True, [], []
         for k in pipe_keys:
             d = sym[k]
             nt = k[1] // k[4]
@@ -181,6 +185,9 @@ def main():
             sps = {v: d["bulk"][S] / d[v][S] for v in FUSED if v in d}
             ok = ok and max(sps.values()) >= 1.5
             parts.append(f"{nt} tiles: " + ", ".join(f"{v} {sp:.2f}×" for v, sp in sps.items()))
+            if max(sps.values()) < 1.5 and "tiled" in d:
+                slow_tiles.append(f"{nt} tiles: decomp. {pct(d['tiled'][S] / d['mono'][S] - 1)}, bulk / tiled "
+                                  f"{d['bulk'][S] / d['tiled'][S]:.2f}×")
             if "tiled" in d and d["tiled"][S] < 0.9 * d["mono"][S]:
                 fast_tiles.append(f"{nt} tiles: decomp. {pct(d['tiled'][S] / d['mono'][S] - 1)}")
         if parts:
@@ -188,6 +195,9 @@ def main():
               f" ({'; '.join(parts)})"
               + (f"; where the stage cut into tiles ran faster than one call ({', '.join(fast_tiles)}), part of the "
                  "speed-up over `bulk` (one call per stage) is OpenBLAS's, not the pipeline's" if fast_tiles else "")
+              + (f"; where it falls short, the stage cut into tiles alone, before any hand-over, is slower than one "
+                 f"call ({', '.join(slow_tiles)}): no pipeline of such tiles beats bulk by more than bulk / tiled"
+                 if slow_tiles else "")
               + ".")
     w("")
 
