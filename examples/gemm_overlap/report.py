@@ -14,6 +14,7 @@ FUSED = ["push", "pull", "store"]
 COLOR = {"tiled": "C0", "bulk": "C1", "push": "C2", "pull": "C3", "store": "C4"}
 S = "min_ms"  # the statistic the page uses (--stat)
 MAIN_TILE = 0  # the tile of the K_loc / N_loc sweeps
+MAIN_M = 0  # their rows
 MIN_EXPOSED = 0.05  # hidden fractions only where bulk exceeds mono by this share
 
 
@@ -75,9 +76,11 @@ def main():
                 k, v = line.split("=", 1)
                 meta[k] = v
     g = groups(rows)
-    global MAIN_TILE
+    global MAIN_TILE, MAIN_M
     tiles = [k[5] for k in g if k[1] in ("rs", "ag", "ar")]
     MAIN_TILE = max(set(tiles), key=tiles.count) if tiles else 0
+    ms = [k[2] for k in g if k[1] in ("rs", "ag", "ar")]
+    MAIN_M = max(set(ms), key=ms.count) if ms else 0
     sym = {key[1:]: v for key, v in g.items() if key[0] == "symmem"}
     mpi = {key[1:]: v for key, v in g.items() if key[0] == "mpi"}
     bad = [r for r in rows if r["check"] == "WRONG"]
@@ -147,6 +150,10 @@ def main():
         w("verdicts below describe this run more than the code: rerun `run.sh` on a quiet machine, or")
         w("with `RT=1` (see the top of run.sh).")
         w("")
+    def rows_keys(kk):  # rs at inner dimension kk with more rows than the K sweep, one tile per owner block
+        return sorted((k for k in sym if k[0] == "rs" and k[3] == kk and k[4] * 2 == k[1] and k[1] > MAIN_M
+                       and "store" in sym[k] and "tiled" in sym[k]), key=lambda k: k[1])
+
     rs_keys = sorted((k for k in sym if k[0] == "rs" and k[4] == MAIN_TILE), key=lambda k: k[3])
     if rs_keys:
         big = [k for k in rs_keys if k[3] // 2 >= 1024]
@@ -162,7 +169,9 @@ def main():
             # rs store is one GEMM call per owner block whatever --tile says: the tile sweep's
             # rows at the largest K_loc are repeats of the same code, shown as such
             kmax = max(k[3] for k in big)
-            rep = sorted((k for k in sym if k[0] == "rs" and k[3] == kmax and k[4] != MAIN_TILE and "store" in sym[k]),
+            m0 = big[0][1]
+            rep = sorted((k for k in sym if k[0] == "rs" and k[3] == kmax and k[1] == m0 and k[4] != MAIN_TILE
+                          and "store" in sym[k]),
                          key=lambda k: k[4])
             r_t = [sym[k]["store"][S] / sym[k]["mono"][S] - 1 for k in rep]
             w(f"- `rs store` within 3% of the monolithic GEMM at the large sizes: {verdict}"
@@ -173,7 +182,11 @@ def main():
               + "".join(f" Cutting the GEMM into the owner blocks alone ({k[1] // k[4]} calls of {k[4]} rows per PE, no "
                         f"communication: the tile sweep's `tiled` at K_loc {k[3] // 2}) costs "
                         f"{pct(sym[k]['tiled'][S] / sym[k]['mono'][S] - 1)} here: `store`'s floor with OpenBLAS's calls."
-                        for k in rep if k[4] * 2 == k[1] and "tiled" in sym[k] and verdict == "not met"))
+                        for k in rep if k[4] * 2 == k[1] and "tiled" in sym[k] and verdict == "not met")
+              + (" With more rows (K_loc " + str(kmax // 2) + ", one call per owner block): "
+                 + "; ".join(f"m = {k[1]}: {pct(sym[k]['store'][S] / sym[k]['mono'][S] - 1)} (the split alone "
+                             f"{pct(sym[k]['tiled'][S] / sym[k]['mono'][S] - 1)})" for k in rows_keys(kmax))
+                 + "." if rows_keys(kmax) else ""))
     pipe_keys = sorted((k for k in sym if k[0] == "pipe"), key=lambda k: k[1] // k[4])
     if pipe_keys:
         parts, ok, fast_tiles, slow_tiles = [], True, [], []
@@ -248,7 +261,7 @@ def main():
     # tile sweeps: every rs inner dimension measured with 3 or more tile sizes
     tsweeps = []
     for kk in sorted({k[3] for k in sym if k[0] == "rs"}):
-        ks = sorted((k for k in sym if k[0] == "rs" and k[3] == kk), key=lambda k: k[4])
+        ks = sorted((k for k in sym if k[0] == "rs" and k[3] == kk and k[1] == MAIN_M), key=lambda k: k[4])
         if len({k[4] for k in ks}) >= 3:
             tsweeps.append(ks)
     for tkeys in tsweeps:
@@ -262,6 +275,23 @@ def main():
             w(f"| {k[4]} | {k[1] // k[4]} | {pct(d['tiled'][S] / mono - 1)} | {f2(bulk / mono)} | "
               + " | ".join(f2(d[v][S] / mono) for v in FUSED)
               + " | " + " / ".join(frac(hidden(d[v][S], bulk, mono)) for v in FUSED) + " |")
+        w("")
+    for kk in sorted({k[3] for k in sym if k[0] == "rs"}):
+        rk = rows_keys(kk)
+        if not rk:
+            continue
+        base = [k for k in sym if k[0] == "rs" and k[3] == kk and k[1] == MAIN_M and k[4] * 2 == k[1]]
+        w(f"## Rows (rs, K_loc = {kk // 2}, n = {rk[0][2]}, one tile per owner block)")
+        w("")
+        w("`tiled` here is the split `store` makes (one GEMM call per owner block), without communication.")
+        w("")
+        w("| m | mono ms | GFLOP/s | split alone | bulk ×mono | store ×mono | preempted |")
+        w("|---|---|---|---|---|---|---|")
+        for k in base + rk:
+            d = sym[k]
+            mono = d["mono"][S]
+            w(f"| {k[1]} | {mono:.2f} | {d['mono']['gflops_pe']:.1f} | {pct(d['tiled'][S] / mono - 1)} | "
+              f"{f2(d['bulk'][S] / mono)} | {f2(d['store'][S] / mono)} | {frac(max(r['preempted'] for r in d.values()))} |")
         w("")
     if pipe_keys:
         k0 = pipe_keys[0]

@@ -102,7 +102,12 @@ done
 for tile in 32 64 256; do
   sym --op rs --m 512 --n 512 --k 4096 --tile $tile --variant mono,tiled,bulk,push,pull,store
 done
-# 3. the two-stage pipeline, 1 to 32 tiles
+# 3. rows: rs at K_loc = 2048 with more rows, one tile per owner block (so `tiled` is the
+#    owner-block split `store` makes), where that split's own cost falls
+for m in 1024 2048; do
+  sym --op rs --m $m --n 512 --k 4096 --tile $((m / 2)) --variant mono,tiled,bulk,store
+done
+# 4. the two-stage pipeline, 1 to 32 tiles
 for tile in 1024 512 256 128 64 32; do
   sym --op pipe --m 1024 --n 256 --k 256 --tile $tile
 done
