@@ -15,6 +15,7 @@ namespace symmem::dfx {
 
 __thread CollEvent* t_coll_ev = nullptr;
 __thread Dfx* t_coll_dfx = nullptr;
+constinit ToolSeam tool_seam = {};
 
 namespace {
 
@@ -83,7 +84,7 @@ void Dfx::init(void* impl, const Config& cfg, int rank, int npes) {
                         {kToolRace, cfg.racecheck > 0, "SYMMEM_RACECHECK"}};
   for (const Want& w : wants) {
     if (!w.on) continue;
-    std::unique_ptr<ToolHooks> t = make_tool(w.bit, impl, cfg);
+    std::unique_ptr<ToolHooks> t = tool_seam.make_tool ? tool_seam.make_tool(w.bit, impl, cfg) : nullptr;
     if (!t) {
       if (rank == 0) log_pe(LogLevel::kWarn, rank, "%s: this tool is not built into this library; ignored", w.var);
       continue;
@@ -454,7 +455,8 @@ std::string Dfx::describe(const void* addr) const {
   const uintptr_t x = reinterpret_cast<uintptr_t>(addr);
   char buf[160];
   if (x - static_start_ < static_size_) {
-    std::string sym = static_name(x);  // "static 'target' +0" from the executable's symbols
+    // "static 'target' +0" from the executable's symbols (dfx/names.cpp)
+    std::string sym = tool_seam.static_name ? tool_seam.static_name(x) : std::string();
     if (!sym.empty()) return sym;
     std::snprintf(buf, sizeof buf, "static data +0x%" PRIxPTR, x - static_start_);
     return buf;

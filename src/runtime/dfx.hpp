@@ -462,12 +462,21 @@ class CollScope {
 // (barrier, team sync) test it first, so that without it they are their sync alone.
 [[gnu::always_inline]] inline bool colls_kept(const Dfx& d) { return SYMMEM_DFX_HOOKS && d.colls_ != kCollsOff; }
 
-// "static 'name' +off" for an address inside a variable of the executable, from its ELF
-// symbol table (read from /proc/self/exe once, on first use); "" when no symbol holds it.
-std::string static_name(uintptr_t addr);
-
-// The tool behind `bit`, made for the instance `impl` (a Runtime::Impl*), or null when this
-// library has none (dfx_tools.cpp: one line per tool).
-std::unique_ptr<ToolHooks> make_tool(Tool bit, void* impl, const Config& cfg);
+// The seam to the tools above the runtime (src/dfx/, a layer of its own): the runtime never
+// includes them; src/dfx/tools.cpp fills this table when the library loads. Empty (the
+// runtime layer linked alone, as in unit tests): no tool, statics named by offset, no watch.
+class Service {  // a tool's own thread (the hang watch); destroying it stops the thread
+ public:
+  virtual ~Service() = default;
+};
+struct ToolSeam {
+  // The tool behind `bit`, made for the instance `impl` (a Runtime::Impl*), or null.
+  std::unique_ptr<ToolHooks> (*make_tool)(Tool bit, void* impl, const Config& cfg);
+  // "static 'name' +off" for an address inside a variable of the executable; "" when none.
+  std::string (*static_name)(uintptr_t addr);
+  // The PEs' own hang deadline (SYMMEM_HANG_TIMEOUT without symmem-run) on instance `impl`.
+  std::unique_ptr<Service> (*watch_hangs)(void* impl, double hang_s);
+};
+extern ToolSeam tool_seam;  // zero until the dfx layer's static initializer runs
 
 }  // namespace symmem::dfx

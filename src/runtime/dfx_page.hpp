@@ -193,7 +193,7 @@ struct alignas(64) Page {
   uint64_t heap_size, meta_size, static_size;
   uint64_t static_start;
   AllocSlot allocs[kAllocSlots];
-  // Race check (SYMMEM_RACECHECK, dfx_race.cpp): the recent one-sided accesses of any PE
+  // Race check (SYMMEM_RACECHECK, dfx/race.cpp): the recent one-sided accesses of any PE
   // into this PE's memory, written by the origin PE. Record i at race[i % kRaceRing].
   alignas(64) std::atomic<uint64_t> race_count;
   RaceAccess race[kRaceRing];

@@ -745,7 +745,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   m->rank = rank_;
   dfx_.set_heap(my_heap_, heap_size_, static_start_, static_size_);
   dfx_.attach(&m->dfx, m->pid);
-  m->dfx.layout_base = heap_->base();  // for readers in other processes (dfx_hang.hpp)
+  m->dfx.layout_base = heap_->base();  // for readers in other processes (dfx/hang.hpp)
   m->dfx.heap_size = heap_size_;
   m->dfx.meta_size = heap_->meta_size();
   m->dfx.static_size = static_size_;  // PE p's copy at layout_base + npes*(heap+meta) + p*static_size
@@ -802,8 +802,9 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
     ::unlink(rendezvous_file_.c_str());
     rendezvous_file_.clear();
   }
-  if (cfg_.hang_timeout > 0 && !supervised_ && !node_pes_.empty() && node_pes_[0] == rank_)
-    hang_watch_ = std::make_unique<HangWatch>(this, cfg_.hang_timeout);
+  if (cfg_.hang_timeout > 0 && !supervised_ && !node_pes_.empty() && node_pes_[0] == rank_ &&
+      dfx::tool_seam.watch_hangs)
+    hang_watch_ = dfx::tool_seam.watch_hangs(this, cfg_.hang_timeout);
   init_done_ = true;
 }
 

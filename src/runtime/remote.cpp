@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
+#include <vector>
 
 #include "common/log.hpp"
 #include "runtime/meta.hpp"
@@ -217,6 +220,31 @@ Runtime::Impl::GroupNodes& Runtime::Impl::group_nodes(int start, int stride, int
   if (group_nodes_cache_.size() >= 16) group_nodes_cache_.erase(group_nodes_cache_.begin());
   group_nodes_cache_.push_back(std::move(g));
   return group_nodes_cache_.back();
+}
+
+// (runtime_impl.hpp)
+void Runtime::Impl::fetch_dfx_page(int pe, dfx::Page* copy) {
+  // [page, end of the ring): the same offsets in every PE's metadata (only this PE's own
+  // is dereferenced here; pe's is an address in the job's layout, read by UCX).
+  const dfx::Page& mine = meta(rank_)->dfx;
+  const size_t off = size_t(reinterpret_cast<const char*>(&mine) - reinterpret_cast<const char*>(meta(rank_)));
+  const size_t n = size_t(reinterpret_cast<const char*>(&mine.colls[dfx::kCollRing]) - reinterpret_cast<const char*>(&mine));
+  void* at = reinterpret_cast<char*>(meta(pe)) + off;
+  std::vector<char> a(n), b(n);
+  ucx_->get(a.data(), at, n, pe, true);
+  ucx_->get(b.data(), at, n, pe, true);
+  std::memcpy(static_cast<void*>(copy), b.data(), n);
+  // A record that changed between the two reads was being written: marked so (odd), as
+  // read_stable would have seen it. Its `done` word and exit time change alone (no
+  // sequence): not compared.
+  const size_t ring = size_t(reinterpret_cast<const char*>(&mine.colls[0]) - reinterpret_cast<const char*>(&mine));
+  const size_t done = offsetof(dfx::CollRecord, done), texit = offsetof(dfx::CollRecord, t_exit_ns);
+  for (int i = 0; i < dfx::kCollRing; ++i) {
+    const size_t o = ring + size_t(i) * sizeof(dfx::CollRecord);
+    const bool same = std::memcmp(a.data() + o, b.data() + o, done) == 0 &&
+                      std::memcmp(a.data() + o + done + 4, b.data() + o + done + 4, texit - done - 4) == 0;
+    if (!same) copy->colls[i].seq.store(1, std::memory_order_relaxed);
+  }
 }
 
 }  // namespace symmem

@@ -23,7 +23,6 @@
 #include "heap/static_data.hpp"
 #include "heap/symmetric_heap.hpp"
 #include "runtime/dfx.hpp"
-#include "runtime/dfx_hang_watch.hpp"
 #include "runtime/liveness.hpp"
 #include "runtime/meta.hpp"
 #include "symmem/symmem.hpp"
@@ -466,8 +465,9 @@ struct Runtime::Impl {
   void* collective_alloc(const char* call, AllocOp op, size_t size, size_t align, void* old);
   void collective_free(const char* call, void* ptr);
   const AllocRecord& peer_alloc_record(int pe, uint64_t seq, AllocRecord* copy);
-  // PE pe's status page on another node, read over UCX into *copy up to the end of its
-  // collective ring (dfx_check.cpp); a record that changed between two reads is left odd.
+  // PE pe's status page on another node (for the check and statistics tools), read over UCX
+  // into *copy up to the end of its collective ring; a record that changed between two
+  // reads is left odd.
   void fetch_dfx_page(int pe, dfx::Page* copy);
 
   // ---- errors ----
@@ -551,8 +551,8 @@ struct Runtime::Impl {
   std::shared_ptr<CtxPool> ctx_pool_;  // contexts created on this instance (runtime/ctx.cpp)
   // Status page, tool hooks and address names (runtime/dfx.hpp).
   dfx::Dfx dfx_;
-  // SYMMEM_HANG_TIMEOUT without symmem-run, on the lowest PE of each node (dfx_hang_watch.hpp).
-  std::unique_ptr<HangWatch> hang_watch_;
+  // SYMMEM_HANG_TIMEOUT without symmem-run, on the lowest PE of each node (dfx/hang_watch.hpp).
+  std::unique_ptr<dfx::Service> hang_watch_;  // from dfx::tool_seam
 };
 
 }  // namespace symmem

@@ -157,7 +157,7 @@ def validate(doc, npes, killed, cross_slack_us=0.0):
         if src["pid"] != (dst["pid"] - 1) % npes:
             fail("signal flow %d from PE %d to PE %d" % (s["id"], src["pid"], dst["pid"]))
         # each PE's clock is converted on its own: the merge lets a write start up to 1 us
-        # after the wait's end (src/runtime/dfx_trace_merge.cpp kSkewNs)
+        # after the wait's end (src/dfx/trace_merge.cpp kSkewNs)
         slack = 1.0 + (cross_slack_us if src["pid"] // 2 != dst["pid"] // 2 else 0.0)
         if src["ts"] > dst["ts"] + dst["dur"] + slack + 1e-3:
             fail("signal flow %d goes back in time (%.3f > %.3f + %.3f)" % (s["id"], src["ts"], dst["ts"], dst["dur"]))
@@ -259,7 +259,7 @@ def record(case, run, tool, prog, out, env=None):
 
 
 SKEW_NS = 7 * 10**9
-# Header (src/runtime/dfx_trace.hpp): magic, version, rec_size, rank, npes, pid, clock,
+# Header (src/dfx/trace.hpp): magic, version, rec_size, rank, npes, pid, clock,
 # capacity, head, state, threads, 4 x heap/static, tick0, ns0, pair_seq, pad0, tick1, ns1, host[64]
 HDR = struct.Struct("<QIIiiiIQQII4QQQIIQQ64s")
 HEADER_BYTES, REC = 32768, 32

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "runtime/dfx.hpp"
-#include "runtime/dfx_hang.hpp"
+#include "dfx/hang.hpp"
 
 namespace symmem::dfx {
 namespace {

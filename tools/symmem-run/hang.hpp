@@ -1,6 +1,6 @@
 // symmem-run's side of the hang reports (docs/dfx.md, "Hang reports"): it opens each PE's
 // status page and memory without the PE's help and hands them to the report builder
-// (src/runtime/dfx_hang.hpp).
+// (src/dfx/hang.hpp).
 //
 // How. Each PE's heap and metadata live in one POSIX shared-memory object, unlinked once
 // every PE has mapped it (heap/symmetric_heap.hpp), so there is no name to open. The PE
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/dfx_hang.hpp"
+#include "dfx/hang.hpp"
 
 namespace symmem::run {
 

@@ -12,7 +12,7 @@
 // reaped, the job's /dev/shm objects are removed and the store stops.
 #include "job.hpp"
 
-#include "runtime/dfx_trace.hpp"
+#include "dfx/trace.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/dfx_trace.hpp"
-#include "runtime/dfx_trace_html.hpp"
+#include "dfx/trace.hpp"
+#include "trace_html.hpp"
 
 namespace {
 

@@ -1,6 +1,7 @@
 // Call sites for DFX reports: where the user called the library, stored cheaply (one stack
 // walk that stops at the first frame outside libsymmem) and named only when a report is
-// printed (dladdr, then addr2line when it is installed). dfx.hpp's static_name is here too.
+// printed (dladdr, then addr2line when it is installed); and the executable's variables by
+// name (static_name, for Dfx::describe through the seam).
 #pragma once
 
 #include <cstdint>
@@ -21,5 +22,8 @@ uint64_t encode_site(uintptr_t pc);
 std::string site_name(uint64_t encoded);
 // Loads what the stack walk needs (libgcc's unwinder) before it is timed or needed.
 void warm_up_call_sites();
+// "static 'name' +off" for an address inside a variable of the executable, from its ELF
+// symbol table (read from /proc/self/exe once, on first use); "" when no symbol holds it.
+std::string static_name(uintptr_t addr);
 
 }  // namespace symmem::dfx

@@ -1,5 +1,5 @@
-// The hang report builder (dfx_hang.hpp).
-#include "runtime/dfx_hang.hpp"
+// The hang report builder (dfx/hang.hpp).
+#include "dfx/hang.hpp"
 
 #include <time.h>
 #include <unistd.h>

@@ -8,8 +8,8 @@
 // file after the job ends (a killed PE's ring included) and removes them; `symmem-trace
 // merge` does the same for jobs started by other launchers.
 //
-// Plain layout (no pointers), shared by the writer (dfx_trace.cpp) and the merger
-// (dfx_trace_merge.cpp, also built into symmem-run and symmem-trace).
+// Plain layout (no pointers), shared by the writer (dfx/trace.cpp) and the merger
+// (dfx/trace_merge.cpp, also built into symmem-run and symmem-trace).
 #pragma once
 
 #include <atomic>

@@ -1,7 +1,7 @@
 // Names for DFX reports: the executable's global and static variables (its ELF symbol
-// table, read from /proc/self/exe once, on first use) and call sites (dfx_names.hpp).
+// table, read from /proc/self/exe once, on first use) and call sites (dfx/names.hpp).
 // Everything but user_call_site runs only while a report is made.
-#include "runtime/dfx_names.hpp"
+#include "dfx/names.hpp"
 
 #include <cxxabi.h>
 #include <dlfcn.h>

@@ -1,7 +1,7 @@
 // The PEs' own hang deadline (SYMMEM_HANG_TIMEOUT) when no symmem-run watches the job
 // (mpirun, srun, torchrun, a unique id): a thread of the lowest PE of each node looks at
 // its node's status pages a few times a second and, once every PE of the node has slept in
-// a wait with nothing moving for the deadline, prints the hang report (dfx_hang.hpp) for
+// a wait with nothing moving for the deadline, prints the hang report (dfx/hang.hpp) for
 // its node and, when its node holds every PE of the job (verdict DEADLOCK), ends the job
 // with exit code 124. Across nodes the watches agree through the job's store: a blocked
 // node publishes its summary (hang/node/<rank>: a signature of its pages and one line per
@@ -16,13 +16,15 @@
 #include <mutex>
 #include <thread>
 
+#include "runtime/dfx.hpp"
+
 namespace symmem {
 
-class HangWatch {
+class HangWatch : public dfx::Service {
  public:
   // `impl` is the Runtime::Impl whose node is watched; it outlives this object.
   HangWatch(void* impl, double hang_s);
-  ~HangWatch();  // stops the thread
+  ~HangWatch() override;  // stops the thread
   HangWatch(const HangWatch&) = delete;
   HangWatch& operator=(const HangWatch&) = delete;
 

@@ -35,7 +35,7 @@
 #include "common/config.hpp"
 #include "common/log.hpp"
 #include "runtime/dfx.hpp"
-#include "runtime/dfx_names.hpp"
+#include "dfx/names.hpp"
 #include "runtime/runtime_impl.hpp"
 
 namespace symmem::dfx {
@@ -179,35 +179,6 @@ const Page* CheckTool::view(int pe) const {
 
 }  // namespace
 }  // namespace symmem::dfx
-
-namespace symmem {
-using dfx::CollRecord;
-using dfx::kCollRing;
-using dfx::Page;
-void Runtime::Impl::fetch_dfx_page(int pe, dfx::Page* copy) {
-  // [page, end of the ring): the same offsets in every PE's metadata (only this PE's own
-  // is dereferenced here; pe's is an address in the job's layout, read by UCX).
-  const Page& mine = meta(rank_)->dfx;
-  const size_t off = size_t(reinterpret_cast<const char*>(&mine) - reinterpret_cast<const char*>(meta(rank_)));
-  const size_t n = size_t(reinterpret_cast<const char*>(&mine.colls[kCollRing]) - reinterpret_cast<const char*>(&mine));
-  void* at = reinterpret_cast<char*>(meta(pe)) + off;
-  std::vector<char> a(n), b(n);
-  ucx_->get(a.data(), at, n, pe, true);
-  ucx_->get(b.data(), at, n, pe, true);
-  std::memcpy(static_cast<void*>(copy), b.data(), n);
-  // A record that changed between the two reads was being written: marked so (odd), as
-  // read_stable would have seen it. Its `done` word and exit time change alone (no
-  // sequence): not compared.
-  const size_t ring = size_t(reinterpret_cast<const char*>(&mine.colls[0]) - reinterpret_cast<const char*>(&mine));
-  const size_t done = offsetof(CollRecord, done), texit = offsetof(CollRecord, t_exit_ns);
-  for (int i = 0; i < kCollRing; ++i) {
-    const size_t o = ring + size_t(i) * sizeof(CollRecord);
-    const bool same = std::memcmp(a.data() + o, b.data() + o, done) == 0 &&
-                      std::memcmp(a.data() + o + done + 4, b.data() + o + done + 4, texit - done - 4) == 0;
-    if (!same) copy->colls[i].seq.store(1, std::memory_order_relaxed);
-  }
-}
-}  // namespace symmem
 
 namespace symmem::dfx {
 namespace {

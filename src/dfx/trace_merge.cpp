@@ -1,4 +1,4 @@
-// Merges a job's trace rings (dfx_trace.hpp) into one Chrome/Perfetto trace-event JSON
+// Merges a job's trace rings (dfx/trace.hpp) into one Chrome/Perfetto trace-event JSON
 // file: a process per PE, a thread per application thread, a slice per operation, flow
 // arrows from the write that satisfied a wait (put with signal, atomic, p) to that wait and
 // from a barrier's last arriver to the others' exits.
@@ -22,7 +22,7 @@
 #include <memory>
 #include <tuple>
 
-#include "runtime/dfx_trace.hpp"
+#include "dfx/trace.hpp"
 
 namespace symmem::trace {
 namespace {

@@ -1,5 +1,5 @@
 // The trace tool (SYMMEM_TRACE=path[,size=64M]): every point-to-point operation, wait,
-// collective and allocation as a 32-byte record in this PE's ring file (dfx_trace.hpp).
+// collective and allocation as a 32-byte record in this PE's ring file (dfx/trace.hpp).
 //
 // Cost per event: two tick reads (raw TSC where it is invariant, else CLOCK_MONOTONIC),
 // one atomic slot reservation and one 32-byte store into the mapped ring. Operations are
@@ -28,8 +28,8 @@
 #include "common/config.hpp"
 #include "common/log.hpp"
 #include "runtime/dfx.hpp"
-#include "runtime/dfx_hang.hpp"
-#include "runtime/dfx_trace.hpp"
+#include "dfx/hang.hpp"
+#include "dfx/trace.hpp"
 #include "runtime/runtime_impl.hpp"
 
 namespace symmem::dfx {

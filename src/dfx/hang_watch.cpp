@@ -1,5 +1,5 @@
-// The PEs' own hang deadline (dfx_hang_watch.hpp).
-#include "runtime/dfx_hang_watch.hpp"
+// The PEs' own hang deadline (dfx/hang_watch.hpp).
+#include "dfx/hang_watch.hpp"
 
 #include <pthread.h>
 #include <signal.h>
@@ -10,7 +10,7 @@
 #include <map>
 
 #include "common/log.hpp"
-#include "runtime/dfx_hang.hpp"
+#include "dfx/hang.hpp"
 #include "runtime/runtime_impl.hpp"
 
 namespace symmem {

@@ -1,4 +1,4 @@
-// symmem-trace html (dfx_trace_html.hpp): trace-event JSON in, one self-contained HTML page out.
+// symmem-trace html (trace_html.hpp): trace-event JSON in, one self-contained HTML page out.
 //
 // The reader is a strict JSON parser (RFC 8259, nesting depth 64) that hands the elements
 // of "traceEvents" to the page builder one at a time, so a big file is never held as a
@@ -14,7 +14,7 @@
 // Arrows are in pixels (an arrowhead must not stretch with the time scale); the script
 // moves their ends. A slice's 1 px non-scaling stroke of its own colour keeps sub-pixel
 // slices visible at any zoom.
-#include "runtime/dfx_trace_html.hpp"
+#include "trace_html.hpp"
 
 #include <algorithm>
 #include <cerrno>
