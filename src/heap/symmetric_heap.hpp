@@ -15,6 +15,11 @@
 // the owner's object (commit()), which fails with ENOSPC at allocation time instead. The
 // metadata region is committed whole at init. Once every PE has mapped every object, the
 // names are unlinked: a job killed at any moment after init leaves nothing in /dev/shm.
+//
+// This is the host heap. The device heap of the next issue is a second heap of the same
+// shape (PE p at slot p of one reserved range, so remote = ptr + (pe - me) * H there too),
+// held next to this one, not inside it; its addresses reach the runtime's out-of-line
+// translation and route (transport/route.hpp), never the inline host path.
 #pragma once
 
 #include <cstdint>

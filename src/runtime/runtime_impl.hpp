@@ -61,7 +61,8 @@ struct Runtime::Impl {
     return const_cast<char*>(static_cast<const char*>(addr)) + (int64_t(pe) - rank_) * int64_t(heap_size_);
   }
   // Second chance for an address outside the heap: a global or static variable of the
-  // executable (docs/static-data.md). PE p's copy is at static_copies_ + p*S.
+  // executable (docs/static-data.md). PE p's copy is at static_copies_ + p*S. A second heap
+  // kind (the device heap, transport/route.hpp) is looked up here, after the statics.
   char* translate_static(const char* call, const void* addr, size_t n, int pe) {
     uintptr_t off = reinterpret_cast<uintptr_t>(addr) - static_start_;
     if (off < static_size_ && n <= static_size_ - off)
@@ -82,7 +83,8 @@ struct Runtime::Impl {
     return reinterpret_cast<uintptr_t>(addr) - static_start_ < static_size_;
   }
   // The route of `pe` (checked by translate first): on-node PEs are inline loads and
-  // stores; the others one predictable branch away, through the UCX transport.
+  // stores; the others one predictable branch away, through the UCX transport. This branch
+  // is the dispatch point of every route but kShm (transport/route.hpp).
   bool off_node(int pe) const { return SYMMEM_UNLIKELY(route_of_[pe] != Route::kShm); }
   // A one-sided write, for the hang report's candidate writers (Dfx::note_write): always on
   // the UCX route (where it costs nothing next to the operation), on the node only when a
@@ -399,9 +401,7 @@ struct Runtime::Impl {
     int polls = 0;
     int described = 0;  // 1: this wait holds the page's wait record; 2: another wait does
     // Across nodes this thread serves remote operations while it polls, and the progress
-    // thread stands aside (it would share this PE's CPU: with it in the way a ping-pong
-    // through wait_until took 22-27 us a leg, 13-15 us without); it serves while this one
-    // sleeps.
+    // thread stands aside (it would share this PE's CPU); it serves while this one sleeps.
     UcxTransport* const ucx = ucx_.get();
     if (SYMMEM_UNLIKELY(ucx != nullptr)) ucx->polling(true);
     do {

@@ -1,6 +1,14 @@
 // How each PE of a job is reached, decided once at init: PEs of this node (same host name
 // and boot id, or the same SYMMEM_NODE_ID) share memory (kShm: inline loads and stores);
 // the others are reached through UCX (kUcx; every peer with SYMMEM_TRANSPORT=ucx).
+//
+// Where a route plugs in: the data path tests one thing inline, `route != kShm`
+// (Runtime::Impl::off_node), and every other route is taken out of line behind that branch
+// (today Runtime::Impl::ucx_put / ucx_get / the UcxTransport calls). A new route is a value
+// below, a transport object the runtime owns, and a case on that out-of-line side, so the
+// shared-memory path stays a memcpy with no virtual call. A route chosen by the address
+// rather than the PE (the device heap of the next issue) is found where an address leaves
+// the host heap: Runtime::Impl::translate_static, the out-of-line second chance.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +16,12 @@
 
 namespace symmem {
 
-enum class Route : uint8_t { kShm = 0, kUcx = 1, kNone = 2 };
+enum class Route : uint8_t {
+  kShm = 0,   // inline: memcpy / atomics on the peer's mapped heap (transport/shm/shm_ops.hpp)
+  kUcx = 1,   // out of line: transport/ucx
+  kNone = 2,  // not reachable
+  // 3: kDevice (next issue): memory of the GPU the PE is bound to, out of line like kUcx.
+};
 
 class RouteTable {
  public:
