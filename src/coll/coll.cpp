@@ -29,11 +29,10 @@ constexpr size_t kPushChunkBytes = 16384;  // pushed at a time by fcollect, L1-r
 // The most bytes a member stages (its contribution, or alltoall's whole source). Staging
 // saves a sync and costs a copy into scratch, whose lines the peers then pull from this
 // PE's cache, where the direct shape reads the sources in place. With a core per PE a sync
-// is a cache-line transfer, and staging loses from about 1-2 KiB at 2 PEs (the 8 KiB scratch
-// as the threshold made the sum 2.3-3.6x slower at 4-8 KiB than at 16 KiB); when PEs
+// is a cache-line transfer, and staging loses from about 1-2 KiB at 2 PEs; when PEs
 // outnumber cores every sync costs a context switch and the whole scratch pays.
 // Reductions and scans stage less: staged, every member folds the whole vector; direct,
-// a slice each (2 PEs: the sum took 1.09 us at 1 KiB staged, 0.91 us at 2 KiB direct).
+// a slice each.
 constexpr size_t kStagedMaxOwnCores = 1024;
 constexpr size_t kStagedReduceMaxOwnCores = 512;
 size_t staged_max(const Group& g, size_t own_cores_max = kStagedMaxOwnCores) {
@@ -43,10 +42,8 @@ size_t staged_max(const Group& g, size_t own_cores_max = kStagedMaxOwnCores) {
 // Whether a collective whose members each write `total` bytes into their buffers streams
 // them past the caches: when what the whole group writes reaches shm::stream_copy_min
 // (half the last-level cache by default, the RMA threshold), the dest lines would be
-// evicted before anyone reads them and would evict the sources still to be read. The
-// group's members share the node's last-level cache: 1 MiB blocks of alltoall at 4 and 8
-// PEs on 2 cores (4 and 8 MiB per PE, 16 and 64 MiB in all) took 772-1274 / 7604-11886 us
-// cached and 459-902 / 4802-6527 us streamed, alternated.
+// evicted before anyone reads them and would evict the sources still to be read (the
+// group's members share the node's last-level cache).
 bool streams(const Group& g, size_t total) { return total * size_t(g.size()) >= shm::stream_copy_min; }
 
 // One block of a direct (large) collective; `total`: what the whole call writes here.
@@ -165,8 +162,7 @@ void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bo
   // Direct: every member pulls from the root's source. When the root need not fill its own
   // dest (the active-set form) it would idle, so it pushes the first 1/n of every member's
   // dest itself while the members pull the rest: each of the n PEs copies (n-1)/n of SIZE,
-  // not n-1 of them SIZE each (2 PEs, 1 MiB: 20-23 us against 32-44 us pulled by one PE,
-  // a one-stream memcpy 29-34 us, same minutes).
+  // not n-1 of them SIZE each.
   g.sync();
   const size_t pushed = root_gets ? 0 : bytes / size_t(g.size()) / 64 * 64;
   if (me == root) {
@@ -198,12 +194,9 @@ void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
   // Direct: every member pushes its own block into every member's dest, a chunk at a time,
   // so that the chunk is read from memory once and from L1 for the other n - 1 copies
   // (pulling every peer's block reads n blocks to write n). The chunk is 16 KiB, half of
-  // L1: 4 KiB chunks restart the copy (and the prefetchers' stream) every page; 2 PEs,
-  // 1 MiB per PE, alternated in the same minutes: 0.93-0.99x the paired two-stream memcpy
-  // against 1.01-1.10x with 4 KiB (32 KiB: 0.98-1.05x; whole blocks pushed or pulled
-  // 1.0-1.1x), 4 MiB 0.67-0.85x against 0.76-1.22x. The first sync is not for the dests
-  // (the standard has them ready on entry) but for the callers' earlier collectives: no
-  // member still reads or writes a buffer of a previous call.
+  // L1: 4 KiB chunks restart the copy (and the prefetchers' stream) every page. The first
+  // sync is not for the dests (the standard has them ready on entry) but for the callers'
+  // earlier collectives: no member still reads or writes a buffer of a previous call.
   g.sync();
   const bool stream = streams(g, bytes * size_t(n));
   for (size_t off = 0; off < bytes; off += kPushChunkBytes) {
@@ -337,10 +330,7 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
       // Operands 0..size-2 folded into the L1 buffer (operand 0 itself at 2 members), the
       // last combined with it straight into the next member's dest, which is then copied
       // (hot in L1) into the other dests: reads and writes overlap, where reducing into
-      // the buffer and then copying it out ran them one after the other. 2 PEs, sum of
-      // doubles, 8 rounds alternated, median time over the paired two-stream memcpy:
-      // 256 KiB 1.77 -> 1.65, 1 MiB 1.78 -> 1.46, 4 MiB 1.85 -> 1.50; 4 PEs on 2 cores,
-      // 5 rounds: 256 KiB 52.5 -> 48.8 us, 1 MiB 212 -> 204 us (medians).
+      // the buffer and then copying it out ran them one after the other.
       const char* x = cp(tmp);
       if (size == 2) x = operand(0);
       else fold(tmp, size - 2, m, k, es, operand);

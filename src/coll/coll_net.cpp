@@ -167,9 +167,8 @@ void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bo
   const size_t box = g.mailbox_bytes();
   if (bytes <= box * kMailboxPieces && broadcast_mailbox(g, dest, src, bytes, root, root_gets)) return;
   if (fits_in_sync(g, bytes * size_t(g.size())) && broadcast_in_sync(g, dest, src, bytes, root, root_gets)) return;
-  // Sliced over the members of each node from 16 KiB (2 x 2 over TCP, medians of 4 runs
-  // against pushing or the leaders' pieces: 16 KiB 32.9 vs 35.0 us, 32 KiB 35.6 vs 49.4,
-  // 64 KiB 47.7 vs 197, 1 MiB 609 vs 621).
+  // Sliced over the members of each node from 16 KiB, where it beats pushing and the
+  // leaders' pieces.
   if (bytes >= kBcastSlicesBytes && nodes_shared(g) && broadcast_slices(g, dest, src, bytes, root, root_gets)) return;
   Runtime::Impl* rt = g.rt();
   const int me = g.me();
@@ -200,13 +199,11 @@ void broadcast(Group& g, void* dest, const void* src, size_t bytes, int root, bo
 
 void fcollect(Group& g, void* dest, const void* src, size_t bytes) {
   if (bytes == 0) return;
-  // Sliced over each node's members from 32 KiB in all (2 x 2 over TCP, medians of 4 runs
-  // against one sync's pieces, pushing or the leaders' pieces: 8 KiB each 43.1 vs 56.0 us,
-  // 16 KiB 36.8 vs 115, 64 KiB 146 vs 222; 4 KiB each stays in pieces, 27.9 vs 39.7).
+  // Sliced over each node's members from 32 KiB in all, where it beats one sync's pieces,
+  // pushing and the leaders' pieces.
   if (bytes * size_t(g.size()) >= kFcollectSlicesBytes && nodes_shared(g) && fcollect_slices(g, dest, src, bytes))
     return;
-  // With one member per node, past one sync's scratch pushing wins (2 x 1 over TCP,
-  // medians of 4 runs: 16 KiB each 24.4 us pushed vs 46.7 in four pieces; 8 KiB even).
+  // With one member per node, past one sync's scratch pushing wins.
   if (bytes * size_t(g.size()) <= g.scratch_bytes() * (nodes_shared(g) ? kInSyncPieces : 1)) {
     const size_t per = g.scratch_bytes() / size_t(g.size());  // bytes of each member's per piece
     if (per > 0 && fcollect_in_sync(g, dest, src, std::min(per, bytes), bytes)) {  // false for none or for all
@@ -568,9 +565,8 @@ static bool equal_runs(Group& g, Runs* r) {
 // prefix over UCX and goes on folding its own node's operands into its dest; the last
 // leader's dest holds the result, which the other leaders fetch and their nodes copy. The
 // additions are those of the member-order fold a0 + a1 + ... + an-1, bit for bit, and one
-// partial result per node crosses the network instead of every member's operand (1 MiB
-// double sum on 2 nodes x 2: 8.1 ms before vs OSHMEM 5.0 and MPI 4.9). Returns false for
-// other layouts.
+// partial result per node crosses the network instead of every member's operand. Returns
+// false for other layouts.
 static bool reduce_chain(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
   Runtime::Impl* rt = g.rt();
   const size_t bytes = n * es;
@@ -612,10 +608,8 @@ static bool reduce_chain(Group& g, void* dest, const void* src, size_t n, size_t
   return true;
 }
 
-// Chunks of at least 60 KiB (at most 32 a slice: bits of a word). Each deposit costs CPU
-// at both ends; on 2 nodes x 2 PEs over TCP (2 cores), 1 MiB sum: 4 KiB chunks 1.2-1.4 ms,
-// 32 KiB 0.79-0.83, 48 KiB 0.71-0.75, 60 KiB 0.68-0.72 (each whole in one of UCX's 128 KiB
-// receive buffers, ucx_transport.cpp); 1 MiB broadcast: 32 KiB 0.55 ms, 60 KiB 0.39.
+// Chunks of at least 60 KiB (at most 32 a slice: bits of a word): each deposit costs CPU
+// at both ends, and 60 KiB still fits whole in one of UCX's 128 KiB receive buffers.
 constexpr size_t kChainChunkMin = 60 << 10;
 constexpr size_t kSlicesBytes = 8 << 10, kSlicesAloneBytes = 256 << 10;  // reduce() chooses
 
@@ -922,14 +916,9 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
   const int size = g.size();
   const size_t bytes = n * es;
   // Hierarchical and pipelined (reduce_slices) where the nodes hold equal runs: from 8 KiB
-  // where a node holds several members (2 x 2, 4 KiB: 36-53 us, one sync's pieces 25-33;
-  // 8 KiB: 37-56 vs 46-66; 3 x 2, 8 KiB: 122-132 vs 377-553); with one member per node its
-  // two serial transfers beat every member pulling from 256 KiB (2 x 1: 162-197 us vs
-  // 243-364; 1 MiB 727-755 vs 1154-1213).
-  // Two members: past one sync's scratch, each sends its operand to the other (2 x 1 over
-  // TCP, 64 KiB: 44-47 us vs 55-65 pushed as slices; 8 KiB 16-28 vs one sync's pieces
-  // 21-23; 256 KiB and 1 MiB even with the chain, 160-188 and 657-995 vs 170-185 and
-  // 715-784).
+  // where a node holds several members; with one member per node its two serial transfers
+  // beat every member pulling from 256 KiB.
+  // Two members: past one sync's scratch, each sends its operand to the other.
   if (size == 2 && bytes * 2 > g.scratch_bytes() && reduce_pair(g, dest, src, n, es, fn)) return;
   const bool shared = nodes_shared(g);
   if (bytes >= (shared ? kSlicesBytes : kSlicesAloneBytes) && reduce_slices(g, dest, src, n, es, fn)) return;

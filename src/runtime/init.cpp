@@ -47,9 +47,8 @@ WaitPolicy make_wait_policy(const Config& c, int local_pes) {
   WaitPolicy w;
   unsigned cores = std::thread::hardware_concurrency();
   bool oversubscribed = cores && unsigned(local_pes) > cores;
-  // A pause costs 10-100 ns depending on the CPU (85 ns on the EPYC we test on), so 1000
-  // polls spin well under 0.1 ms: long enough to catch a peer that is running, short enough
-  // not to burn a time slice when the machine is loaded by other work.
+  // A pause costs 10-100 ns, so 1000 polls spin well under 0.1 ms: long enough to catch a
+  // peer that is running, short enough not to burn a time slice on a loaded machine.
   w.spin = c.wait_spin >= 0 ? int(c.wait_spin) : (oversubscribed ? 16 : 1000);
   w.yield = c.wait_yield >= 0 ? int(c.wait_yield) : (oversubscribed ? 16 : 64);
   w.max_sleep_us = int(c.wait_max_sleep_us > 0 ? c.wait_max_sleep_us : 1000);

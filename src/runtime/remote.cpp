@@ -37,8 +37,7 @@ void Runtime::Impl::connect_ucx(const std::string& tag) {
   p.spin_us = cfg_.ucx_spin_us;
   // Spinning without handing the core over only where this machine's PEs can each have a
   // core (the launcher may give each a slice): with more PEs than cores, the PE waited for
-  // needs the core; otherwise a yield costs an 8-byte get's round trip up to 2 % (11.8-12.0
-  // against 12.1 us, alternating runs).
+  // needs the core; otherwise a yield only slows a small get's round trip.
   p.spin_yields = host_cpus_ <= 0 || commit_policy_.node_pes > host_cpus_;
   log_pe(LogLevel::kDebug, rank_, "UCX waits %s (%d PEs on this machine, %d CPUs)",
          p.spin_yields ? "hand the core over as they spin" : "spin without handing the core over",
@@ -152,11 +151,9 @@ void Runtime::Impl::net_sync(int start, int stride, int size, uint64_t off, uint
 // leader waits for its node's members. Where PEs share a CPU these waits hand it over (as
 // the central sync does, wait_release): the leader to a member that has not arrived, a
 // member to its leader, which needs the CPU for the rounds between nodes and the release;
-// both serve UCX every 8 polls meanwhile (2 nodes x 2 PEs on 2 cores, same minutes:
-// barrier 18.4 -> 14.9 us, 8 B sum 22.2 -> 16.0). Not in a collective's sync before its
-// data moves over UCX (!hand_over): the other nodes, released first, push into a member or
-// get from it at once, and one that yields serves them late (a 64 KiB fcollect: 358 us
-// against 276; 493 when it did not serve at all).
+// both serve UCX every 8 polls meanwhile. Not in a collective's sync before its data
+// moves over UCX (!hand_over): the other nodes, released first, push into a member or get
+// from it at once, and one that yields serves them late.
 template <class Done, class NeedsCpu>
 bool Runtime::Impl::hand_over_serving(Done done, NeedsCpu needs_cpu) {
   UcxTransport* const ucx = ucx_.get();

@@ -67,9 +67,8 @@ Runtime::Impl::~Impl() {
 // PE r takes the (r mod m)-th of the m CPUs this process may use, round-robin (as
 // `mpirun --bind-to core` does). Unbound, a loaded machine often runs two PEs on one CPU
 // while the other idles, and every wait between them then costs a context switch; with
-// more PEs than CPUs, pinning keeps each CPU's share of PEs fixed (4 PEs on 2 cores:
-// barrier 6.5-8 us pinned vs 8-11 us floating here). A process started with a narrower mask
-// (taskset) binds within it; SYMMEM_BIND=0 leaves affinity alone.
+// more PEs than CPUs, pinning keeps each CPU's share of PEs fixed. A process started with a
+// narrower mask (taskset) binds within it; SYMMEM_BIND=0 leaves affinity alone.
 int Runtime::Impl::bind_to_cpu() {
   cpu_set_t allowed;
   if (npes_ < 2 || sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return -1;
@@ -171,15 +170,12 @@ void Runtime::Impl::strided_sync(int start, int stride, int size, uint64_t off, 
   }
 }
 
-// PEs outnumber cores, and each PE is pinned to one CPU. A context switch costs ~1.8 us
-// here (two processes on one CPU passing a word with sched_yield), and a barrier needs at
-// least one per CPU: every PE of the CPU must run to arrive. A waiter whose CPU still has
+// PEs outnumber cores, and each PE is pinned to one CPU. A barrier needs at least one
+// context switch per CPU: every PE of the CPU must run to arrive. A waiter whose CPU still has
 // a member that has not arrived hands the CPU over at once (sched_yield: no spinning, no
 // futex round trip through another CPU); the last of its CPU to arrive keeps the CPU and
 // polls, since nobody on that CPU needs it until the release; it is then the first to
-// run on, into the next sync, where it hands over again. That is one switch per CPU per
-// barrier (4 PEs on 2 cores: 0.64-0.81 switches per PE per barrier and 3.2-3.5 us before,
-// 0.50 and 1.96-2.10 us after, same minutes).
+// run on, into the next sync, where it hands over again: one switch per CPU per barrier.
 // Bounded (Impl::wait_handing_over): then the ordinary wait (spin, yield, sleep), e.g.
 // when a co-located PE sleeps elsewhere and will not arrive soon.
 void Runtime::Impl::wait_release(SyncState* root, uint32_t e, int start, int stride, int size, uint64_t off) {

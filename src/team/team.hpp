@@ -50,8 +50,7 @@ struct TeamSlot {
   // bcast_done = k (the root sets its own too). A root refills a member's box only once
   // that member's bcast_done reached k - kBcastBoxes. No team sync: a root runs ahead of
   // slow members by up to kBcastBoxes broadcasts, so PEs that share a core take turns
-  // through several broadcasts per context switch instead of one (8 boxes -> 32: 8-byte
-  // broadcasts at 4 PEs on 2 cores 0.71-0.95 -> 0.28-0.36 us; docs/collectives.md).
+  // through several broadcasts per context switch instead of one (docs/collectives.md).
   // A team across nodes uses the same boxes differently (coll_net.cpp broadcast_mailbox):
   // the root fills each other node's leader's box over UCX and the leader forwards it to its
   // node; there bcast_ready[r] grows by kBcastBoxes per broadcast of that box, whoever fills
