@@ -1,6 +1,6 @@
 // The byte stream under the store protocol. All socket reads and writes of the bootstrap
 // layer happen behind Channel, so that a TLS channel can replace the plain socket one
-// without the protocol (wire.hpp, tcp_store.cpp) knowing.
+// without the protocol above it knowing. One direction: channel <- tls_channel <- tcp_store_*.
 //
 // A Channel is always non-blocking underneath. The server drives it with read_some /
 // write_some from its poll() loop; the client uses send_all / recv_all, which poll the

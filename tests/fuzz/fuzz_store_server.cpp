@@ -1,6 +1,6 @@
 // libFuzzer target: the store server's side of the wire, before and after the TLS hello.
 // Each input is one connection to a store, on a buffer: BufferStoreServer runs the server's
-// own reading, framing, hello, TLS and request code (tcp_store.cpp, wire.hpp,
+// own reading, framing, hello, TLS and request code (tcp_store_server.cpp, wire.hpp,
 // tls_channel.cpp) on a memory channel, without a socket or a thread, so that one input
 // costs microseconds, not a loopback connection. Byte 0 says where the input starts:
 //   0  a plain-mode store; the input is the whole byte stream (hello first)
