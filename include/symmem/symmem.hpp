@@ -147,6 +147,11 @@ class SYMMEM_API Runtime {
   void* malloc(size_t bytes);
   void* calloc(size_t count, size_t size);
   void* align(size_t alignment, size_t bytes);
+  // As align(), and init(local, bytes) fills this PE's new block before the allocation's
+  // closing barrier (one barrier, as calloc): a peer may put or signal into the block as soon
+  // as its own call returns. Not called when the allocation fails; if it throws, the call
+  // fails on every PE (nullptr there) and the exception goes on from this PE.
+  void* align(size_t alignment, size_t bytes, const std::function<void(void* local, size_t bytes)>& init);
   void* realloc(void* ptr, size_t bytes);
   void free(void* ptr);
   // Typed allocation; throws Error(kNoMemory) when it cannot be satisfied.
@@ -154,6 +159,17 @@ class SYMMEM_API Runtime {
   SymSpan<T> alloc(size_t n) {
     static_assert(std::is_trivially_copyable_v<T>, "symmetric objects are copied bytewise");
     void* p = align(alignof(T) > 64 ? alignof(T) : 64, n * sizeof(T));
+    if (!p && n) throw Error(Errc::kNoMemory, "symmetric allocation of " + std::to_string(n * sizeof(T)) + " bytes failed");
+    return {static_cast<T*>(p), n};
+  }
+  // Typed allocation with every element `value` before any peer can write into it.
+  template <class T>
+  SymSpan<T> alloc(size_t n, const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>, "symmetric objects are copied bytewise");
+    void* p = align(alignof(T) > 64 ? alignof(T) : 64, n * sizeof(T), [&value](void* local, size_t bytes) {
+      T* t = static_cast<T*>(local);
+      for (size_t i = 0, k = bytes / sizeof(T); i < k; ++i) t[i] = value;
+    });
     if (!p && n) throw Error(Errc::kNoMemory, "symmetric allocation of " + std::to_string(n * sizeof(T)) + " bytes failed");
     return {static_cast<T*>(p), n};
   }

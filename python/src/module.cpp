@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <chrono>
@@ -97,6 +98,27 @@ struct Interrupted {};
 struct DeadlinePassed {};
 
 // ---------------------------------------------------------------- arrays
+
+// A constructor's initial contents: `pattern` (bytes) repeated over [p, p + n). Runs inside
+// the allocation, without the GIL: the block is filled before any peer may write into it.
+void fill_repeat(char* p, size_t n, const char* pattern, size_t k) {
+  if (k == 0 || n == 0) return;
+  if (k < n && std::all_of(pattern, pattern + k, [](char c) { return c == 0; })) {
+    std::memset(p, 0, n);
+    return;
+  }
+  size_t done = std::min(k, n);
+  std::memcpy(p, pattern, done);
+  for (; done < n; done *= 2) std::memcpy(p + done, p, std::min(done, n - done));  // doubling copies
+}
+
+struct HeldBuffer {  // a Py_buffer released with the GIL held
+  Py_buffer view{};
+  bool held = false;
+  ~HeldBuffer() {
+    if (held) PyBuffer_Release(&view);
+  }
+};
 
 constexpr size_t kReleaseGilBytes = 256 << 10;  // put/get of this much or more release the GIL
 constexpr int kTeamCounters = 64;               // a Runtime has at most 64 team slots
@@ -1850,13 +1872,27 @@ PYBIND11_MODULE(_symmem, m) {
            })
       .def(
           "_alloc",
-          [](PyRt& r, size_t nbytes, size_t align, const std::string& site, Secs timeout) {
+          [](PyRt& r, size_t nbytes, size_t align, const std::string& site, Secs timeout, py::object fill) {
             Runtime& rt = r.need("alloc");
             if (align < 64) align = 64;
+            // fill: None (uninitialised) or a C-contiguous buffer whose bytes repeat over the block
+            HeldBuffer pat;
+            if (!fill.is_none()) {
+              if (PyObject_GetBuffer(fill.ptr(), &pat.view, PyBUF_C_CONTIGUOUS) != 0) throw py::error_already_set();
+              pat.held = true;
+            }
             r.write_site(site);
             void* p = nullptr;
             try {
-              r.blocking("alloc", timeout, &r.world(), [&] { p = rt.align(align, nbytes); });
+              r.blocking("alloc", timeout, &r.world(), [&] {
+                if (!pat.held) {
+                  p = rt.align(align, nbytes);
+                  return;
+                }
+                p = rt.align(align, nbytes, [&pat](void* local, size_t n) {
+                  fill_repeat(static_cast<char*>(local), n, static_cast<const char*>(pat.view.buf), size_t(pat.view.len));
+                });
+              });
             } catch (const symmem::Error& e) {
               if (e.code() != Errc::kMismatch) throw;
               std::string msg = std::string(e.what()) + "; call sites:";
@@ -1872,7 +1908,7 @@ PYBIND11_MODULE(_symmem, m) {
             }
             return new Block(&r, static_cast<char*>(p), nbytes);
           },
-          A("nbytes"), A("align"), A("site"), A("timeout"))
+          A("nbytes"), A("align"), A("site"), A("timeout"), A("fill") = py::none())
       .def(
           "_free",
           [](PyRt& r, Block& b, Secs timeout) {

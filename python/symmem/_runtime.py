@@ -12,7 +12,7 @@ import weakref
 import numpy as np
 
 from . import _symmem
-from ._errors import NotSymmetricError, StateError, InvalidArgument
+from ._errors import NotSymmetricError, StateError, InvalidArgument, DTypeError
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -204,9 +204,11 @@ class Runtime:
         return d
 
     # ---- arrays
-    def _alloc(self, nbytes, align, what, timeout=None):
+    def _alloc(self, nbytes, align, what, timeout=None, fill=None):
+        """fill: None, or a buffer whose bytes repeat over the block, written before the
+        allocation's closing barrier (a peer's put right after it returns is never lost)."""
         site = _caller_site()
-        blk = self._c._alloc(max(int(nbytes), 1), int(align), site, _timeout(timeout))
+        blk = self._c._alloc(max(int(nbytes), 1), int(align), site, _timeout(timeout), fill)
         self._seq += 1
         rec = _Record(self._seq, blk.addr, int(nbytes), site, what)
         self._records[rec.seq] = rec
@@ -222,38 +224,45 @@ class Runtime:
         warnings.warn("symmem: %r was dropped without symmem.free(); it stays allocated until symmem.collect() "
                       "(collective) or finalize()" % rec, ResourceWarning, stacklevel=2)
 
-    def empty(self, shape, dtype=float, order="C", *, align=64, timeout=None):
-        """A numpy.ndarray in the symmetric heap, uninitialised (collective, as shmem_malloc)."""
+    def _new(self, shape, dtype, order, fill, align=64, timeout=None):
+        """An array in the symmetric heap; fill (see _alloc) is in its memory order."""
         dtype = np.dtype(dtype)
+        if dtype.hasobject:
+            raise DTypeError("symmetric arrays hold plain data, not Python objects (dtype %s)" % dtype)
         shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
         count = int(np.prod(shape, dtype=np.int64))
         what = "array %s %s" % (shape, dtype)
-        blk = self._alloc(count * dtype.itemsize, align, what, timeout)
+        blk = self._alloc(count * dtype.itemsize, align, what, timeout, fill)
         a = np.frombuffer(blk, dtype=dtype, count=count)
         return a.reshape(shape, order=order)
 
+    def empty(self, shape, dtype=float, order="C", *, align=64, timeout=None):
+        """A numpy.ndarray in the symmetric heap, uninitialised (collective, as shmem_malloc)."""
+        return self._new(shape, dtype, order, None, align, timeout)
+
+    # The initialising constructors fill this PE's copy inside the allocation, before its
+    # closing barrier (as shmem_calloc): a peer may write into it as soon as its call returns.
     def zeros(self, shape, dtype=float, order="C", **kw):
-        a = self.empty(shape, dtype, order, **kw)
-        a[...] = 0
-        return a
+        return self._new(shape, dtype, order, b"\0", **kw)
 
     def ones(self, shape, dtype=float, order="C", **kw):
-        a = self.empty(shape, dtype, order, **kw)
-        a[...] = 1
-        return a
+        return self.full(shape, 1, np.dtype(dtype), order, **kw)
 
     def full(self, shape, fill_value, dtype=None, order="C", **kw):
         if dtype is None:
             dtype = np.asarray(fill_value).dtype
-        a = self.empty(shape, dtype, order, **kw)
-        a[...] = fill_value
-        return a
+        dtype = np.dtype(dtype)
+        if np.ndim(fill_value) == 0:
+            v = np.empty((), dtype)  # one element, repeated; converted as a[...] = fill_value would
+        else:
+            shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+            v = np.empty(shape, dtype, order=order if order in ("C", "F") else "C")
+        v[...] = fill_value
+        return self._new(shape, dtype, order, v.ravel(order="K"), **kw)
 
     def array(self, obj, dtype=None, **kw):
         src = np.asarray(obj, dtype=dtype)
-        a = self.empty(src.shape, src.dtype, **kw)
-        a[...] = src
-        return a
+        return self._new(src.shape, src.dtype, "C", np.ascontiguousarray(src), **kw)
 
     def empty_like(self, x, dtype=None, **kw):
         x = np.asarray(x)
@@ -513,8 +522,7 @@ class Lock:
     def __init__(self, rt=None):
         from . import _default_runtime
         self._rt = rt or _default_runtime()
-        self._word = self._rt.zeros(1, np.uint64)
-        self._rt.barrier_all()
+        self._word = self._rt.zeros(1, np.uint64)  # zeroed before the allocation's barrier
 
     def acquire(self, timeout=None):
         self._rt._c._lock_acquire(self._word, _timeout(timeout))

@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <thread>
 #include <vector>
 
@@ -235,7 +236,10 @@ const AllocRecord& Runtime::Impl::peer_alloc_record(int pe, uint64_t seq, AllocR
 // anyway (the node changed since the check) makes every PE give its new pages back.
 // A mismatch ends the job with a report naming the call and the PEs; a failure on any PE
 // makes the call return NULL on every PE, with the heap and the allocator as before.
-void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size, size_t align, void* old) {
+// The new block is initialised (calloc's zeros, an init) before the barrier that lets the
+// PEs go on, so a peer's put right after its own call returns is never overwritten.
+void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size, size_t align, void* old,
+                                      const AllocInit* init) {
   // The standard: a zero-sized malloc / calloc / align does nothing (not even the barrier).
   if (size == 0 && op != AllocOp::kRealloc) return nullptr;
   dfx::CollArgs da;
@@ -285,6 +289,24 @@ void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size,
       }
     }
   }
+  // An init that throws fails the call on every PE; the exception goes on from this one.
+  std::exception_ptr init_error;
+  auto initialise = [&]() -> bool {
+    char* p = heap_->my_heap() + *off;
+    if (op == AllocOp::kCalloc) {
+      std::memset(p, 0, size);
+    } else if (init && *init) {
+      try {
+        (*init)(p, size);
+      } catch (...) {
+        init_error = std::current_exception();
+        return false;
+      }
+    }
+    return true;
+  };
+  // Pages still to be committed are initialised after the commit, before its barrier.
+  if (ok && off && need == 0 && op != AllocOp::kRealloc) ok = initialise();
   rec.op = uint32_t(op);
   rec.size = size;
   rec.align = align;
@@ -292,7 +314,6 @@ void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size,
   rec.offset = off.value_or(~0ull);
   rec.need = ok ? need : 0;
   rec.seq.store(seq, std::memory_order_release);
-  if (op == AllocOp::kCalloc && ok && off && need == 0) std::memset(heap_->my_heap() + *off, 0, size);
 
   barrier_all();
   dfx_.coll_arrived();  // SYMMEM_CHECK compares the PEs' calls here (one report, its own)
@@ -324,8 +345,8 @@ void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size,
     committed_ok = s.ok();
     if (!committed_ok)
       log_pe(LogLevel::kWarn, rank_, "%s(%zu) returns NULL on every PE: %s", call, size, s.message().c_str());
-    else if (op == AllocOp::kCalloc && need > 0)
-      std::memset(heap_->my_heap() + *off, 0, size);
+    else if (need > 0 && op != AllocOp::kRealloc)
+      committed_ok = initialise();
     rec.commit_ok = committed_ok ? 1 : 0;
     rec.commit_seq.store(seq, std::memory_order_release);
     barrier_all();
@@ -352,6 +373,7 @@ void* Runtime::Impl::collective_alloc(const char* call, AllocOp op, size_t size,
       (void)alloc_->free(old_off);
       dfx_.freed(old_off);
     }
+    if (init_error) std::rethrow_exception(init_error);
     if (!all_ok && ok && committed_ok)
       log_pe(LogLevel::kWarn, rank_, "%s(%zu) returns NULL: another PE could not allocate", call, size);
     return nullptr;
@@ -510,6 +532,11 @@ void* Runtime::align(size_t a, size_t n) {
   if (a == 0 || (a & (a - 1)))
     impl_->fail(Errc::kInvalidArgument, "align", "alignment %zu is not a power of two", a);
   return impl_->collective_alloc("align", AllocOp::kAlign, n, a, nullptr);
+}
+void* Runtime::align(size_t a, size_t n, const std::function<void(void*, size_t)>& init) {
+  if (a == 0 || (a & (a - 1)))
+    impl_->fail(Errc::kInvalidArgument, "align", "alignment %zu is not a power of two", a);
+  return impl_->collective_alloc("align", AllocOp::kAlign, n, a, nullptr, &init);
 }
 void* Runtime::realloc(void* p, size_t n) {
   if (!p) return malloc(n);

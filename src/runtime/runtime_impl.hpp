@@ -462,7 +462,11 @@ struct Runtime::Impl {
   void connect_ucx(const std::string& tag);
 
   // ---- memory management (collective) ----
-  void* collective_alloc(const char* call, AllocOp op, size_t size, size_t align, void* old);
+  // init (malloc / align only; calloc zeroes): fills this PE's new block before the closing
+  // barrier, so no peer's put lands before it.
+  using AllocInit = std::function<void(void*, size_t)>;
+  void* collective_alloc(const char* call, AllocOp op, size_t size, size_t align, void* old,
+                         const AllocInit* init = nullptr);
   void collective_free(const char* call, void* ptr);
   const AllocRecord& peer_alloc_record(int pe, uint64_t seq, AllocRecord* copy);
   // PE pe's status page on another node (for the check and statistics tools), read over UCX

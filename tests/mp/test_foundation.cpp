@@ -4,7 +4,9 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <numeric>
 #include <vector>
 
@@ -186,6 +188,64 @@ TEST(Foundation, CallocZeroesAndReallocKeepsContents) {
   rt().free(blocker);
   rt().free(s);
   EXPECT_EQ(rt().malloc(0), nullptr);
+}
+
+// An allocation's initialiser (alloc(n, value), align(.., init), calloc) runs before the
+// closing barrier: the neighbour's put issued as soon as its own call returns survives. The
+// block is dirtied first (freed and handed back), sizes up to 4 MiB (the commit path too).
+TEST(Foundation, InitialisedAllocationKeepsAPutRightAfterIt) {
+  const int me = rt().my_pe();
+  int lost = 0, reused = 0, made = 0;
+  for (int round = 0; round < 4; ++round) {
+    for (size_t n = 1; n <= (size_t(4) << 20) / sizeof(int64_t); n *= 8) {
+      for (int how = 0; how < 3; ++how) {
+        void* d = rt().malloc(n * sizeof(int64_t));
+        std::memset(d, 0x5A, n * sizeof(int64_t));
+        const auto dirty_at = reinterpret_cast<uintptr_t>(d);
+        rt().free(d);
+        int64_t* a = nullptr;
+        int64_t fill = how == 2 ? 0 : -7;
+        if (how == 0) {
+          a = rt().alloc<int64_t>(n, fill).data();
+        } else if (how == 1) {
+          a = static_cast<int64_t*>(rt().align(64, n * sizeof(int64_t), [](void* p, size_t bytes) {
+            std::fill_n(static_cast<int64_t*>(p), bytes / sizeof(int64_t), int64_t(-7));
+          }));
+        } else {
+          a = static_cast<int64_t*>(rt().calloc(n, sizeof(int64_t)));
+        }
+        reused += reinterpret_cast<uintptr_t>(a) == dirty_at;
+        ++made;
+        if (rt().n_pes() > 1) rt().p(&a[n - 1], int64_t(1000 + me), right());
+        rt().barrier_all();
+        for (size_t i = 0; i + 1 < n; ++i) lost += a[i] != fill;
+        if (rt().n_pes() > 1) lost += a[n - 1] != 1000 + left();
+        rt().free(a);
+      }
+    }
+  }
+  EXPECT_EQ(lost, 0);
+  EXPECT_GT(reused * 2, made);  // mostly dirty blocks, not fresh zero pages
+}
+
+TEST(Foundation, ThrowingInitFailsTheAllocationOnEveryPe) {
+  const bool thrower = rt().my_pe() == rt().n_pes() - 1;
+  bool caught = false;
+  void* p = reinterpret_cast<void*>(1);
+  try {
+    p = rt().align(64, 4096, [thrower](void*, size_t) {
+      if (thrower) throw std::runtime_error("init failed");
+    });
+  } catch (const std::runtime_error&) {
+    caught = true;
+  }
+  EXPECT_EQ(caught, thrower);
+  if (!thrower) {
+    EXPECT_EQ(p, nullptr);
+  }
+  void* q = rt().malloc(4096);  // the heap still works, every PE in step
+  EXPECT_NE(q, nullptr);
+  rt().free(q);
 }
 
 TEST(Foundation, ExhaustionReturnsNullOnEveryPe) {

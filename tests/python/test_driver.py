@@ -82,6 +82,13 @@ def test_mismatched_allocation_raises_on_every_pe():
     assert out.count("PE 0 mismatch.py:11") == 2 and out.count("PE 0: ") == 1 and out.count("PE 1: ") == 1, out
 
 
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_alloc_race_no_write_lost(n):
+    rc, out = symmem_run(n, "alloc_race.py", "--rounds", "6", timeout=150)  # 8 PEs on 2 cores: ~20 s
+    assert rc == 0, out
+    assert out.count("alloc race ok") == n, out
+
+
 def test_arrays_outlive_finalize():
     rc, out = symmem_run(2, "after_finalize.py")
     assert rc == 0, out

@@ -70,8 +70,12 @@ def malloc(nbytes):
     """Collective: a symmetric block of nbytes (64-byte aligned). It exports the buffer
     protocol (np.frombuffer / torch.frombuffer over it are zero-copy), int(b) and b.addr are
     its address, b.nbytes its size. It becomes the window of put/get."""
-    rt = _rt()
-    b = rt._alloc(int(nbytes), 64, "compat malloc(%d)" % int(nbytes))
+    return _malloc(nbytes, "compat malloc(%d)" % int(nbytes))
+
+
+def _malloc(nbytes, what, fill=None):
+    """malloc(); fill (bytes repeated over the block) is written before the allocation's barrier."""
+    b = _rt()._alloc(int(nbytes), 64, what, fill=fill)
     _state["blocks"][b.addr] = b
     _state["window"] = b
     return b
