@@ -226,8 +226,22 @@ struct UcxTransport::Impl {
   // complete at once, a stream of which never waits) cost one progress round, so a PE that
   // issues puts in a loop still answers its peers (OSHMEM progresses every 2048 puts).
   static constexpr unsigned kOpsPerProgress = 64;
+  // Set by the progress thread around each of its UCX calls. A thread that enters UCX
+  // while it is set hands its CPU over until it clears (enter()): where the two share a
+  // CPU (a PE bound to one, UCX's threads with it), the progress thread may have been
+  // preempted inside UCX holding the worker's spinlock, which the entering thread would
+  // otherwise spin on for the rest of its time slice.
+  std::atomic<bool> thread_in_ucx{false};
+  // Called after app_driving or app_ops went up (seq_cst on both sides: either the progress
+  // thread sees the count and stays out, or this thread sees it inside and waits).
+  void enter() {
+    while (__builtin_expect(thread_in_ucx.load(std::memory_order_seq_cst), 0)) sched_yield();
+  }
   struct AppScope {
-    explicit AppScope(Impl& i) : im(i) { im.app_ops.fetch_add(1, std::memory_order_seq_cst); }
+    explicit AppScope(Impl& i) : im(i) {
+      im.app_ops.fetch_add(1, std::memory_order_seq_cst);
+      im.enter();
+    }
     ~AppScope() { im.app_ops.fetch_sub(1, std::memory_order_release); }
     AppScope(const AppScope&) = delete;
     AppScope& operator=(const AppScope&) = delete;
@@ -606,21 +620,28 @@ struct UcxTransport::Impl {
   void drive(UcxLane& l, Done done, const char* what, int pe) {
     if (done()) return;
     app_driving.fetch_add(1, std::memory_order_seq_cst);
+    enter();
     const Clock::time_point start = Clock::now();
     Clock::time_point busy = start;  // the last progress that did something
     unsigned idle = 0;
     unsigned worked = 0;
+    unsigned fruitless = 0;  // sleeps in a row that did not block
     for (;;) {
       if (progress(l)) {
         idle = 0;
+        fruitless = 0;
         if (p.after_progress) p.after_progress();
         if (done()) break;
         busy = Clock::time_point{};  // read the clock at the next empty poll
         // A worker that always has something to do (connection retries) still meets
-        // the deadline.
-        if ((++worked & 255) == 0 && Clock::now() - start > std::chrono::nanoseconds(timeout_ns)) {
-          app_driving.fetch_sub(1, std::memory_order_seq_cst);
-          timed_out(what, pe);
+        // the deadline, and still lets the threads of its CPU run (what it waits for may
+        // be theirs to do: UCX's async thread accepts connections).
+        if ((++worked & 255) == 0) {
+          if (Clock::now() - start > std::chrono::nanoseconds(timeout_ns)) {
+            app_driving.fetch_sub(1, std::memory_order_seq_cst);
+            timed_out(what, pe);
+          }
+          nap(kNapFloorNs);
         }
         continue;
       }
@@ -634,8 +655,18 @@ struct UcxTransport::Impl {
       }
       // Spinning again after each piece of work: a PE that serves a stream of requests
       // (or waits for a quick reply) keeps polling; an idle one sleeps.
-      if (now - busy >= std::chrono::nanoseconds(spin_ns)) sleep_on_efd(l, done);
-      else if (p.spin_yields) sched_yield();
+      if (now - busy < std::chrono::nanoseconds(spin_ns)) {
+        if (p.spin_yields) sched_yield();
+      } else if (sleep_on_efd(l, done)) {
+        fruitless = 0;
+      } else if (++fruitless >= 2) {
+        // It could not sleep twice in a row (another thread sleeps on the fd, UCX keeps
+        // reporting events, or the fd is ready with nothing to progress: a connection
+        // UCX's async thread has yet to accept). A yield would not do: under SCHED_FIFO
+        // it hands the CPU to no lower class, under EEVDF to every other task first.
+        // Blocking a while lets whoever has the work run, on any scheduler.
+        nap(std::min<long>(kNapCapNs, kNapFloorNs << std::min(fruitless - 2, 5u)));
+      }
     }
     app_driving.fetch_sub(1, std::memory_order_seq_cst);
   }
@@ -655,21 +686,33 @@ struct UcxTransport::Impl {
 
   // One sleep of a waiting thread, on the armed event fds of its lane and of the service
   // worker (those no other thread sleeps on). Bounded: the condition may also be met by
-  // another thread's progress or by an on-node store.
+  // another thread's progress or by an on-node store. False when it did not block: nothing
+  // to arm, events pending, or an fd ready at once.
+  static constexpr long kSleepNs = 1000000;
   template <class Done>
-  void sleep_on_efd(UcxLane& l, Done& done) {
+  bool sleep_on_efd(UcxLane& l, Done& done) {
     bool busy = false;
     pollfd pf[2];
     UcxLane* held[2];
     int n = 0;
+    bool blocked = false;
     if (arm(l, &busy)) held[n] = &l, pf[n++] = pollfd{l.efd, POLLIN, 0};
     if (!busy && &l != &svc && arm(svc, &busy)) held[n] = &svc, pf[n++] = pollfd{svc.efd, POLLIN, 0};
-    if (n == 0 && !busy) sched_yield();
-    if (n > 0 && !busy && !done()) {
-      timespec ts{0, 1000000};  // 1 ms
-      (void)ppoll(pf, nfds_t(n), &ts, nullptr);
+    if (n > 0 && !busy) {
+      if (done()) {
+        blocked = true;
+      } else {
+        timespec ts{0, kSleepNs};  // Linux leaves the time not slept here
+        blocked = ppoll(pf, nfds_t(n), &ts, nullptr) <= 0 || ts.tv_sec != 0 || ts.tv_nsec < kSleepNs - kNapFloorNs;
+      }
     }
     for (int i = 0; i < n; ++i) held[i]->efd_owner.store(false, std::memory_order_release);
+    return blocked;
+  }
+  static constexpr long kNapFloorNs = 20000, kNapCapNs = 1000000;
+  static void nap(long ns) {
+    timespec ts{0, ns};
+    nanosleep(&ts, nullptr);
   }
 
   [[noreturn]] void timed_out(const char* what, int pe) {
@@ -756,6 +799,16 @@ struct UcxTransport::Impl {
   // gets 11.5-11.9 -> 11.1-11.3 us).
   static constexpr long kNapNs = 1000000, kNapMaxNs = 8000000;
   static constexpr long kLookNs = 50000, kLookMaxNs = 800000;
+  // One UCX call of the progress thread, marked (thread_in_ucx) and made only while no
+  // application thread is inside: its result, or -1 when one is.
+  template <class Call>
+  int serve(Call call) {
+    thread_in_ucx.store(true, std::memory_order_seq_cst);
+    int r = -1;
+    if (app_driving.load(std::memory_order_seq_cst) + app_ops.load(std::memory_order_seq_cst) == 0) r = int(call());
+    thread_in_ucx.store(false, std::memory_order_release);
+    return r;
+  }
   void progress_loop() {
     const int efd = svc.efd;
     pollfd pf[2] = {{stop_fd, POLLIN, 0}, {efd, POLLIN, 0}};
@@ -778,7 +831,7 @@ struct UcxTransport::Impl {
       // this loop busy it would otherwise take every other one from the thread that waits
       // for it, both spinning on UCX's worker lock (a second busy thread per PE).
       unsigned n = 0;
-      while (!inside() && progress_worker(svc.worker)) ++n;
+      for (int r; (r = serve([this] { return progress_worker(svc.worker); })) > 0;) ++n;
       if (n && p.after_progress) p.after_progress();
       // A thread in a short call holds or soon takes the worker lock (arming needs it too:
       // 14% of a leader's samples spun there during 1 MiB reductions): look again shortly,
@@ -793,7 +846,10 @@ struct UcxTransport::Impl {
         continue;
       }
       look = kLookNs;
-      if (efd >= 0 && ucp_worker_arm(svc.worker) == UCS_ERR_BUSY) continue;
+      if (efd >= 0) {
+        const int armed = serve([this] { return ucp_worker_arm(svc.worker) == UCS_ERR_BUSY ? 1 : 0; });
+        if (armed != 0) continue;  // busy (progress again), or an application thread came in
+      }
       // Bounded: a wake-up consumed by another thread's progress costs at most this.
       (void)ppoll(pf, efd >= 0 ? 2 : 1, &bound, nullptr);
     }
@@ -1132,8 +1188,12 @@ void UcxTransport::quiet_all() {
 }
 
 void UcxTransport::polling(bool on) {
-  if (on) impl_->app_driving.fetch_add(1, std::memory_order_seq_cst);
-  else impl_->app_driving.fetch_sub(1, std::memory_order_seq_cst);
+  if (on) {
+    impl_->app_driving.fetch_add(1, std::memory_order_seq_cst);
+    impl_->enter();
+  } else {
+    impl_->app_driving.fetch_sub(1, std::memory_order_seq_cst);
+  }
 }
 
 unsigned UcxTransport::progress() {
