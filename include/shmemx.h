@@ -9,5 +9,6 @@
 #include "symmem/shmemx_coll.h"
 #include "symmem/shmemx_sos.h"
 #include "symmem/shmemx_dfx.h"
+#include "symmem/shmemx_device.h"
 
 #endif

@@ -9,6 +9,7 @@
 #include "capi/default_instance.hpp"
 #include "common/log.hpp"
 #include "shmem.h"
+#include "shmemx.h"
 
 namespace symmem::capi {
 
@@ -79,13 +80,25 @@ void* shmem_realloc(void* ptr, size_t size) {
 }
 void shmem_free(void* ptr) { rt("shmem_free")->collective_free("shmem_free", ptr); }
 
-// Every hint, known or not, gives shmem_malloc's memory: on the shm route a remote atomic
-// or signal update is a CPU atomic on the peer's mapped heap wherever the block lies, and
-// the standard makes unusable hints plain shmem_malloc.
+// Every hint but SHMEMX_MALLOC_DEVICE gives shmem_malloc's memory: on the shm route a
+// remote atomic or signal update is a CPU atomic on the peer's mapped heap wherever the
+// block lies, and the standard makes unusable hints plain shmem_malloc. The device hint
+// places the block in the device heap (runtime/device.cpp).
 void* shmem_malloc_with_hints(size_t size, long hints) {
-  (void)hints;
-  return rt("shmem_malloc_with_hints")
-      ->collective_alloc("shmem_malloc_with_hints", symmem::AllocOp::kMalloc, size, 64, nullptr);
+  auto* r = rt("shmem_malloc_with_hints");
+  if (hints & SHMEMX_MALLOC_DEVICE) return r->device_alloc("shmem_malloc_with_hints", size, 64);
+  return r->collective_alloc("shmem_malloc_with_hints", symmem::AllocOp::kMalloc, size, 64, nullptr);
+}
+
+int shmemx_device_heap_query(shmemx_device_heap_t* out) {
+  auto* r = rt("shmemx_device_heap_query");
+  if (!out || !r->dev_heap_) return -1;
+  out->base = reinterpret_cast<void*>(r->dev_heap_->base());
+  out->heap_size = r->dev_heap_->size();
+  out->my_pe = r->rank_;
+  out->n_pes = r->npes_;
+  out->device = r->dev_heap_->device();
+  return 0;
 }
 
 // ---- deprecated names (start_pes is in init.cpp) ----

@@ -564,6 +564,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   hp.rank = rank_;
   hp.npes = npes_;
   hp.job_id = plan.job_id;
+  job_id_ = plan.job_id;
   hp.instance = static_cast<int>(instance_id_);
   hp.heap_size = cfg_.symmetric_size;
   hp.meta_size = cfg_.metadata_size;

@@ -24,11 +24,15 @@ const char* alloc_op_name(uint32_t op) {
     case AllocOp::kAlign: return "shmem_align";
     case AllocOp::kRealloc: return "shmem_realloc";
     case AllocOp::kFree: return "shmem_free";
+    case AllocOp::kDevMalloc: return "shmem_malloc_with_hints(SHMEMX_MALLOC_DEVICE)";
+    case AllocOp::kDevFree: return "shmem_free of device memory";
   }
   return "?";
 }
 
 }  // namespace
+
+const char* alloc_op_name_of(uint32_t op) { return alloc_op_name(op); }
 
 // The constructors (the init sequence) are in init.cpp.
 
@@ -40,6 +44,9 @@ Runtime::Impl::~Impl() {
     finalized_ = true;
   }
   hang_watch_.reset();  // after the last barrier, where a hang still shows
+  // After the last barrier: no peer uses this PE's device memory any more.
+  dev_alloc_.reset();
+  dev_heap_.reset();
   if (report_commits_ && heap_ && store_) {
     const uint64_t held = heap_->committed() + heap_->meta_size() + (static_ ? static_->size() : 0);
     (void)store_->add(kCommittedKey, -int64_t(held));
@@ -96,6 +103,8 @@ int Runtime::Impl::bind_to_cpu() {
 
 void* Runtime::Impl::ptr(const void* addr, int pe) const {
   if (static_cast<unsigned>(pe) >= static_cast<unsigned>(npes_) || routes_[pe] != Route::kShm) return nullptr;
+  if (in_device_heap(addr))  // a device address of a node peer (usable by the GPU, not the CPU)
+    return const_cast<char*>(static_cast<const char*>(addr)) + (int64_t(pe) - rank_) * int64_t(dev_heap_size_);
   if (!in_heap(addr)) {
     if (!in_static(addr)) return nullptr;
     if (pe == rank_) return const_cast<void*>(addr);
@@ -397,6 +406,7 @@ void Runtime::Impl::collective_free(const char* call, void* ptr) {
     barrier_all();  // the standard's barrier still happens
     return;
   }
+  if (SYMMEM_UNLIKELY(in_device_heap(ptr))) return device_free(call, ptr);
   uint64_t off = reinterpret_cast<uintptr_t>(ptr) - my_heap_;
   if (!in_heap(ptr) || alloc_->block_size(off) == 0)
     fail(Errc::kInvalidArgument, call, "pointer %p is not the start of a live symmetric block", ptr);

@@ -19,6 +19,7 @@
 #include "common/cpu.hpp"
 #include "common/status.hpp"
 #include "common/wait.hpp"
+#include "device/device_heap.hpp"
 #include "heap/allocator.hpp"
 #include "heap/static_data.hpp"
 #include "heap/symmetric_heap.hpp"
@@ -40,7 +41,9 @@ enum class ErrorMode { kThrow, kExitJob };
 
 struct CtxPool;  // runtime/ctx.hpp
 
-enum class AllocOp : uint32_t { kMalloc = 1, kCalloc, kAlign, kRealloc, kFree };
+enum class AllocOp : uint32_t { kMalloc = 1, kCalloc, kAlign, kRealloc, kFree, kDevMalloc, kDevFree };
+// The call an AllocRecord's op stands for, in mismatch reports.
+const char* alloc_op_name_of(uint32_t op);
 
 // Team state of an instance; defined and deleted by the team layer (src/team).
 class TeamRegistry;
@@ -67,6 +70,7 @@ struct Runtime::Impl {
     uintptr_t off = reinterpret_cast<uintptr_t>(addr) - static_start_;
     if (off < static_size_ && n <= static_size_ - off)
       return reinterpret_cast<char*>(static_copies_ + uint64_t(pe) * static_size_ + off);
+    if (in_device_heap(addr)) return translate_device(call, addr, n, pe);
     if (n == 0) return nullptr;
     bad_range(call, addr, n, pe);
   }
@@ -461,6 +465,21 @@ struct Runtime::Impl {
   // After the heap, when some PE is on another node: the UCX transport (runtime/remote.cpp).
   void connect_ucx(const std::string& tag);
 
+  // ---- the device heap (runtime/device.cpp, device/device_heap.hpp) ----
+  // Whether addr lies in this PE's slot of the device heap (false while there is none).
+  bool in_device_heap(const void* addr) const {
+    return reinterpret_cast<uintptr_t>(addr) - dev_my_heap_ < dev_heap_size_;
+  }
+  // The route of a device address in a host call: not implemented yet, reported.
+  [[noreturn, gnu::cold]] char* translate_device(const char* call, const void* addr, size_t n, int pe);
+  // shmem_malloc_with_hints(size, SHMEMX_MALLOC_DEVICE): collective, checked like a host
+  // allocation; creates the device heap on first use; NULL on every PE with the reason
+  // logged when any PE cannot.
+  void* device_alloc(const char* call, size_t size, size_t align);
+  void device_free(const char* call, void* ptr);
+  // Why device allocations fail (empty while they may succeed or none was tried).
+  const std::string& device_error() const { return dev_why_; }
+
   // ---- memory management (collective) ----
   // init (malloc / align only; calloc zeroes): fills this PE's new block before the closing
   // barrier, so no peer's put lands before it.
@@ -529,6 +548,17 @@ struct Runtime::Impl {
   uintptr_t static_start_ = 0, static_copies_ = 0;
   uint64_t static_size_ = 0;
   std::unique_ptr<Allocator> alloc_;
+  // The device heap, made at the first device allocation (kUnknown until then; kFailed
+  // keeps the agreed reason in dev_why_). dev_my_heap_ / dev_heap_size_ stay 0 without one,
+  // so that in_device_heap() is false.
+  enum class DevState : uint8_t { kUnknown, kReady, kFailed };
+  DevState dev_state_ = DevState::kUnknown;
+  std::string dev_why_;
+  std::unique_ptr<device::DeviceHeap> dev_heap_;
+  std::unique_ptr<Allocator> dev_alloc_;
+  uintptr_t dev_my_heap_ = 0;
+  uint64_t dev_heap_size_ = 0;
+  std::string job_id_;  // names the device heap's exchange sockets
   // What this node can back (heap/node_memory.hpp): checked before every commit.
   CommitPolicy commit_policy_;
   // symmem-run reports the job's committed memory when a PE is killed: every PE adds

@@ -81,6 +81,7 @@ def test_text():
         check(("  " + what) in out, "no %r line:\n%s" % (what, out))
     check(re.search(r"^  shm\s+usable", out, re.M), "the shm route is not listed as usable:\n" + out)
     check(re.search(r"^  ucx\s+(usable|NOT USABLE)", out, re.M), "no ucx route line:\n" + out)
+    check(re.search(r"^  cuda\s+(usable|NOT USABLE)", out, re.M), "no cuda route line:\n" + out)
     header = row(out, "variable")
     for col in ("kind", "value", "default", "source", "meaning"):
         check(col in header, header)
@@ -108,7 +109,10 @@ def test_json():
     check("check" not in d, "a check without --check")
     for k in ("compiler", "build_type", "sanitizer", "ucx", "tls"):
         check(isinstance(d["build"][k], str) and d["build"][k], "build.%s = %r" % (k, d["build"].get(k)))
-    check([r["name"] for r in d["routes"]] == ["shm", "ucx"], d["routes"])
+    check([r["name"] for r in d["routes"]] == ["shm", "ucx", "cuda"], d["routes"])
+    # the device route says whether it is built, what of the driver it found, and MPS
+    cuda = d["routes"][2]
+    check(re.search(r"^(not built|built; )", cuda["detail"]) and "MPS: " in cuda["detail"], cuda)
     check(d["routes"][0]["usable"] is True, d["routes"][0])
     node = d["node"]
     check(node["cpus_allowed"] == len(os.sched_getaffinity(0)), node)

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "heap/node_memory.hpp"
+#include "device/cuda_driver.hpp"
 #include "transport/ucx/ucx_transport.hpp"
 
 #ifndef SYMMEM_VERSION
@@ -170,6 +171,21 @@ std::vector<RouteFacts> route_facts() {
   }
   if (!ucx.usable) ucx.detail += "; UCX cannot start here (ucp_init failed)";
   out.push_back(ucx);
+  // The CUDA device route: whether it is built, the driver (loaded here, as a device
+  // allocation would), the devices it sees and whether MPS can be controlled.
+  device::RouteProbe dp = device::probe_route();
+  RouteFacts cuda{"cuda", "device heap (SHMEMX_MALLOC_DEVICE) of the PEs of this node", dp.usable(), "", {}};
+  if (!dp.built) {
+    cuda.detail = "not built (SYMMEM_CUDA=OFF, or AUTO without nvcc)";
+  } else if (!dp.driver) {
+    cuda.detail = "built; " + dp.why;
+  } else {
+    cuda.detail = "built; driver " + std::to_string(dp.driver_version / 1000) + "." +
+                  std::to_string(dp.driver_version % 1000 / 10) + ", " + std::to_string(dp.devices.size()) + " device(s)";
+    cuda.transports = dp.devices;
+  }
+  cuda.detail += "; MPS: " + dp.mps;
+  out.push_back(cuda);
   return out;
 }
 

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The GPU check of the device route, for a machine with a GPU, from a build made elsewhere
+# (scripts/build.sh on a development machine; copy the tree with its build/ over):
+#
+#   bash tests/device/gpu_check.sh [BUILD_DIR]        (default: build)
+#
+# It writes gpu-check/summary.txt and gpu-check/*.log and exits 0 only if every step
+# passed. Steps, each under `timeout`, about 2 minutes in all:
+#   0. probe:  nvidia-smi -L, driver, MPS control binary, ulimit -n, ptrace_scope, and
+#              symmem-info's cuda route line (must say "usable").
+#   1. the no-GPU path still holds with the GPU hidden (CUDA_VISIBLE_DEVICES=):
+#              device.alloc_no_gpu via ctest.
+#   2. device_api_test api, 2 PEs on the one GPU, without MPS: the device heap is created
+#              (cuMemCreate / export / SCM_RIGHTS / import / map), ring put-with-signal of
+#              1 MiB, p/g, warp get, atomics. Expect "ok". Without MPS the cross-process
+#              signal wait relies on time-slicing: a TIMEOUT/trap here is a finding (write
+#              it down), not necessarily a bug.
+#   3. the same with MPS (nvidia-cuda-mps-control -d, private pipe/log dirs), 2 and 4 PEs,
+#              if the control binary exists; MPS is stopped afterwards.
+#   4. device_api_test deadline, 2 PEs: PE 1's wait expires after 50 ms and traps; PE 0
+#              reads PE 1's WaitRecord through the mapped heap. Expect "was recorded".
+# Nothing here has run on a GPU yet (docs/device.md): the first run is the first test.
+set -u
+cd "$(dirname "$0")/../.."
+B=${1:-build}
+OUT=gpu-check
+mkdir -p "$OUT"
+RUN="$B/tools/symmem-run/symmem-run"
+API="$B/tests/device/device_api_test"
+: > "$OUT/summary.txt"
+fails=0
+step() {  # step NAME EXPECT_REGEX TIMEOUT CMD...
+  local name=$1 want=$2 to=$3
+  shift 3
+  local log="$OUT/$name.log"
+  timeout -k 5 "$to" "$@" > "$log" 2>&1
+  local rc=$?
+  if [ $rc -eq 0 ] && grep -Eq -- "$want" "$log"; then
+    echo "PASS $name" | tee -a "$OUT/summary.txt"
+  else
+    echo "FAIL $name (rc $rc; see $log)" | tee -a "$OUT/summary.txt"
+    tail -5 "$log" | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+    fails=$((fails + 1))
+  fi
+}
+
+{
+  echo "== probe $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null)"
+  nvidia-smi -L 2>&1
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1
+  echo "mps control: $(command -v nvidia-cuda-mps-control || echo absent)"
+  echo "ulimit -n: $(ulimit -n)  ptrace_scope: $(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo n/a)"
+  "$B/tools/symmem-info/symmem-info" -F NOTHING 2>&1 | sed -n '/^routes/,/^$/p'
+} > "$OUT/probe.log" 2>&1
+cat "$OUT/probe.log"
+step probe_cuda_route "^  cuda +usable" 30 grep -E "^  cuda +usable" "$OUT/probe.log"
+step no_gpu_path "100% tests passed" 120 ctest --test-dir "$B" -R 'device\.alloc' --output-on-failure
+step api_np2_nomps "put/signal/wait, p/g, warp get and atomics on 2 PEs: ok" 120 "$RUN" --timeout 100 -n 2 "$API" api
+if command -v nvidia-cuda-mps-control >/dev/null; then
+  export CUDA_MPS_PIPE_DIRECTORY=$PWD/$OUT/mps-pipe CUDA_MPS_LOG_DIRECTORY=$PWD/$OUT/mps-log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  if nvidia-cuda-mps-control -d; then
+    step api_np2_mps "on 2 PEs: ok" 120 "$RUN" --timeout 100 -n 2 "$API" api
+    step api_np4_mps "on 4 PEs: ok" 120 "$RUN" --timeout 100 -n 4 "$API" api
+    echo quit | nvidia-cuda-mps-control
+  else
+    echo "FAIL mps_start (nvidia-cuda-mps-control -d)" | tee -a "$OUT/summary.txt"
+    fails=$((fails + 1))
+  fi
+  unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+else
+  echo "SKIP mps (nvidia-cuda-mps-control not on PATH)" | tee -a "$OUT/summary.txt"
+fi
+# The trapping PE's exit is expected; the run as a whole must end 0 (PE 0 checked the record).
+step deadline_np2 "expired wait was recorded" 120 "$RUN" --timeout 100 -n 2 "$API" deadline
+echo "gpu_check: $fails step(s) failed" | tee -a "$OUT/summary.txt"
+[ $fails -eq 0 ]
