@@ -80,7 +80,7 @@ uint64_t* signal_word(PyRt& r, const char* call, py::handle sig, py::handle inde
   return reinterpret_cast<uint64_t*>(at);
 }
 
-SignalOp sig_op_of(py::handle op) {
+static SignalOp sig_op_of(py::handle op) {
   if (py::isinstance<py::int_>(op)) return op.cast<int>() ? SignalOp::kAdd : SignalOp::kSet;
   std::string s = op.cast<std::string>();
   if (s == "set") return SignalOp::kSet;
@@ -115,7 +115,7 @@ void put_signal_via(PyRt& r, IO& rt, int npes, std::vector<py::object>& pending,
 template void put_signal_via<Runtime>(PyRt&, Runtime&, int, std::vector<py::object>&, bool, py::handle, py::handle, py::handle, uint64_t, int, py::handle, py::handle);
 template void put_signal_via<symmem::Ctx>(PyRt&, symmem::Ctx&, int, std::vector<py::object>&, bool, py::handle, py::handle, py::handle, uint64_t, int, py::handle, py::handle);
 
-void put_signal_(PyRt& r, bool nbi, py::handle dst, py::handle src, py::handle sig, uint64_t value, int pe,
+static void put_signal_(PyRt& r, bool nbi, py::handle dst, py::handle src, py::handle sig, uint64_t value, int pe,
                  py::handle op, py::handle index) {
   put_signal_via(r, r.need(nbi ? "put_signal_nbi" : "put_signal"), -1, r.pending, nbi, dst, src, sig, value, pe, op,
                  index);

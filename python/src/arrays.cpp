@@ -14,7 +14,7 @@ namespace symmem_py {
 
 // A constructor's initial contents: `pattern` (bytes) repeated over [p, p + n). Runs inside
 // the allocation, without the GIL: the block is filled before any peer may write into it.
-void fill_repeat(char* p, size_t n, const char* pattern, size_t k) {
+static void fill_repeat(char* p, size_t n, const char* pattern, size_t k) {
   if (k == 0 || n == 0) return;
   if (k < n && std::all_of(pattern, pattern + k, [](char c) { return c == 0; })) {
     std::memset(p, 0, n);
@@ -63,7 +63,7 @@ std::string dtype_name(const View& v) {
   return py::str(v.keep.attr("dtype")).cast<std::string>();
 }
 
-std::string shape_str(const View& v) {
+static std::string shape_str(const View& v) {
   std::string s = "(";
   for (ssize_t i = 0; i < v.ndim; ++i) s += std::to_string(v.shape[i]) + (v.ndim == 1 || i + 1 < v.ndim ? "," : "");
   return s + ")";
@@ -126,16 +126,16 @@ char* element(const char* call, const View& v, py::handle index) {
 
 // Pages kept mapped after their runtime's finalize (Runtime::keep_after_finalize), counted
 // per page over the Blocks on them: a page goes (munmap) when its last Block does.
-std::map<uintptr_t, int>& kept_pages() {
+static std::map<uintptr_t, int>& kept_pages() {
   static auto* m = new std::map<uintptr_t, int>;
   return *m;
 }
-const uintptr_t kPage = uintptr_t(sysconf(_SC_PAGESIZE));
+static const uintptr_t kPage = uintptr_t(sysconf(_SC_PAGESIZE));
 
 void keep_pages(const char* p, size_t n) {
   for (uintptr_t a = uintptr_t(p) / kPage * kPage; a < uintptr_t(p) + n; a += kPage) ++kept_pages()[a];
 }
-void drop_pages(const char* p, size_t n) {
+static void drop_pages(const char* p, size_t n) {
   auto& m = kept_pages();
   for (uintptr_t a = uintptr_t(p) / kPage * kPage; a < uintptr_t(p) + n; a += kPage) {
     auto it = m.find(a);

@@ -13,7 +13,7 @@ namespace symmem_py {
 // arguments, two C-contiguous ndarrays of one dtype and shape, a PE in range, the remote
 // side in this PE's heap, less than kReleaseGilBytes. Anything else (and every error) is
 // left to rma(), which says what is wrong. Returns whether it moved the data.
-bool rma_usual(PyRt& r, bool is_put, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+static bool rma_usual(PyRt& r, bool is_put, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   if (nargs != 3 || kwnames || !r.rt) return false;
   static PyTypeObject* const ndarray = py::detail::npy_api::get().PyArray_Type_;
   PyObject* dst = args[0];
@@ -53,21 +53,21 @@ bool rma_usual(PyRt& r, bool is_put, PyObject* const* args, Py_ssize_t nargs, Py
 constexpr int kFastBarrierAll = 4 + kXor + 1;  // fast_call kinds: put get p g, the atomics, then barrier_all sync_all quiet fence my_pe n_pes
 
 // A timeout argument of a fast call (absent or None: the runtime's default).
-Secs secs_of(PyObject* o) {
+static Secs secs_of(PyObject* o) {
   if (!o || o == Py_None) return {};
   py::detail::make_caster<Secs> c;
   if (!c.load(o, true)) raise(exc->dtype, "timeout must be a number of seconds or None");
   return py::detail::cast_op<Secs>(c);
 }
 
-PyObject* kSum() {
+static PyObject* kSum() {
   static PyObject* s = PyUnicode_InternFromString("sum");
   return s;
 }
 
 // The interned str of a keyword name (a string literal): keyword names in calls are
 // interned, so comparing pointers finds them without a string compare.
-PyObject* interned(const char* name) {
+static PyObject* interned(const char* name) {
   static std::vector<std::pair<const char*, PyObject*>> cache;
   for (auto& [n, o] : cache)
     if (n == name) return o;
@@ -129,7 +129,7 @@ struct FastArgs {
 // Runs a fast call's body (a new reference, or nullptr with the error set) with the C++
 // exceptions it throws set as the Python errors they stand for.
 template <class F>
-PyObject* py_guard(F&& body) noexcept {
+static PyObject* py_guard(F&& body) noexcept {
   try {
     return body();
   } catch (py::error_already_set& e) {
@@ -145,7 +145,7 @@ PyObject* py_guard(F&& body) noexcept {
 }
 
 template <int Kind>
-PyObject* fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+static PyObject* fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   static const char* const names[] = {"put", "get", "p", "g"};
   return py_guard([&]() -> PyObject* {
     PyRt& r = *static_cast<PyRt*>(PyCapsule_GetPointer(cap, nullptr));
@@ -215,7 +215,7 @@ PyObject* fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyOb
   });
 }
 
-const char* fast_name(int k) {
+static const char* fast_name(int k) {
   static const char* const first[] = {"put", "get", "p", "g"};
   static const char* const last[] = {"barrier_all", "sync_all", "quiet", "fence", "my_pe", "n_pes"};
   return k < 4 ? first[k] : k >= kFastBarrierAll ? last[k - kFastBarrierAll] : kAmoName[k - 4];
@@ -231,7 +231,7 @@ struct TeamRef {
 const char* const kTeamFast[] = {"reduce", "broadcast", "fcollect", "alltoall", "barrier", "sync"};
 
 template <int Kind>
-PyObject* team_fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+static PyObject* team_fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return py_guard([&]() -> PyObject* {
     auto* ref = static_cast<TeamRef*>(PyCapsule_GetPointer(cap, nullptr));
     if (!*ref->alive) raise(exc->state, std::string(kTeamFast[Kind]) + ": the Team object is gone");
@@ -266,7 +266,7 @@ PyObject* team_fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t nargs,
 }
 
 template <int... K>
-std::array<PyMethodDef, sizeof...(K)> team_fast_defs(std::integer_sequence<int, K...>) {
+static std::array<PyMethodDef, sizeof...(K)> team_fast_defs(std::integer_sequence<int, K...>) {
   return {PyMethodDef{kTeamFast[K], reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&team_fast_call<K>)),
                       METH_FASTCALL | METH_KEYWORDS, nullptr}...};
 }
@@ -284,7 +284,7 @@ py::object with_fast_calls(py::object obj, PyTeam* t) {
 }
 
 template <int... K>
-std::array<PyMethodDef, sizeof...(K)> fast_defs(std::integer_sequence<int, K...>) {
+static std::array<PyMethodDef, sizeof...(K)> fast_defs(std::integer_sequence<int, K...>) {
   return {PyMethodDef{fast_name(K), reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_call<K>)),
                       METH_FASTCALL | METH_KEYWORDS, nullptr}...};
 }

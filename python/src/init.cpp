@@ -93,12 +93,12 @@ PyRt::~PyRt() {
 
 // A Runtime left without finalizing keeps its Teams: destroying them would wait for the
 // other PEs.
-void abandon_teams(PyRt& r) {
+static void abandon_teams(PyRt& r) {
   static auto* graveyard = new std::list<TeamEntry>;
   graveyard->splice(graveyard->end(), r.teams);
 }
 
-void init_rt(PyRt& r, py::object uid, int pe, int npes, uint64_t heap_size, uint64_t instance, double timeout,
+static void init_rt(PyRt& r, py::object uid, int pe, int npes, uint64_t heap_size, uint64_t instance, double timeout,
              const std::string& tls) {
   if (r.rt) raise(exc->state, "init: this runtime is already initialized");
   symmem::InitAttr a;
@@ -139,7 +139,7 @@ void init_rt(PyRt& r, py::object uid, int pe, int npes, uint64_t heap_size, uint
 // Returns false when the runtime was left without waiting (broken, or the barrier timed out).
 // keep: arrays still referenced keep their memory (a private copy of their pages); off at
 // interpreter exit, where nothing runs on them any more and copying would only cost.
-bool finalize_rt(PyRt& r, double timeout, bool keep) {
+static bool finalize_rt(PyRt& r, double timeout, bool keep) {
   if (!r.rt) return true;
   r.release_pending();
   if (r.broken) {

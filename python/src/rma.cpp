@@ -15,7 +15,7 @@ namespace symmem_py {
 // Calls f(dst_offset, src_offset, bytes) for each contiguous run of two arrays of one
 // shape, in C order (the innermost dimension is one run when both are contiguous in it).
 template <class F>
-void for_each_run(const View& d, const View& s, F f) {
+static void for_each_run(const View& d, const View& s, F f) {
   if (d.size == 0) return;
   if (d.c_contig && s.c_contig) {
     f(0, 0, size_t(d.size * d.itemsize));
@@ -94,7 +94,7 @@ void rma(PyRt& r, bool is_put, bool nbi, py::handle dst, py::handle src, int pe)
 }
 
 // iput / iget: nelems elements, every dst_stride-th of dst and src_stride-th of src.
-void strided(PyRt& r, bool is_put, py::handle dst, py::handle src, ssize_t dst_stride, ssize_t src_stride,
+static void strided(PyRt& r, bool is_put, py::handle dst, py::handle src, ssize_t dst_stride, ssize_t src_stride,
              py::object nelems_o, int pe) {
   const char* call = is_put ? "iput" : "iget";
   Runtime& rt = r.need(call);
@@ -158,7 +158,7 @@ template py::object g_via<symmem::Ctx>(PyRt&, symmem::Ctx&, int, py::handle, int
 
 // Copies n bytes between this process's addresses without trusting them: a bad address
 // gives EFAULT, returned as errno (0: copied); never a crash. Runs without the GIL.
-int checked_copy(void* dst, const void* src, size_t n) {
+static int checked_copy(void* dst, const void* src, size_t n) {
   if (!n) return 0;
   struct iovec l{dst, n}, rm{const_cast<void*>(src), n};
   ssize_t got = process_vm_readv(getpid(), &l, 1, &rm, 1, 0);
@@ -166,7 +166,7 @@ int checked_copy(void* dst, const void* src, size_t n) {
   return got < 0 ? errno : EFAULT;
 }
 
-void copy_failed(int err, uintptr_t dst, uintptr_t src, size_t n) {
+static void copy_failed(int err, uintptr_t dst, uintptr_t src, size_t n) {
   if (err == EFAULT)
     raise(exc->invalid, "the local range [" + std::to_string(src) + ", +" + std::to_string(n) + ") or [" +
                             std::to_string(dst) + ", +" + std::to_string(n) + ") is not mapped in this process");

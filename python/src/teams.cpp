@@ -5,14 +5,14 @@
 
 namespace symmem_py {
 
-py::object make_team(PyTeam& parent, Team&& t) {
+static py::object make_team(PyTeam& parent, Team&& t) {
   if (!t.valid()) return py::none();
   parent.r->teams.push_back({std::move(t), false});
   auto* pt = new PyTeam(parent.owner, parent.r, &parent.r->teams.back(), parent.r->generation);
   return with_fast_calls(py::cast(pt, py::return_value_policy::take_ownership), pt);
 }
 
-ReduceOp op_of(py::handle op) {
+static ReduceOp op_of(py::handle op) {
   std::string s = py::isinstance<py::str>(op) ? op.cast<std::string>() : py::str(op.attr("value")).cast<std::string>();
   if (s == "sum") return ReduceOp::kSum;
   if (s == "prod") return ReduceOp::kProd;
@@ -25,7 +25,7 @@ ReduceOp op_of(py::handle op) {
 }
 
 // dst, src of a collective: contiguous, symmetric, one dtype.
-void coll_args(PyRt& r, const char* call, View& d, View& s, py::handle dst, py::handle src) {
+static void coll_args(PyRt& r, const char* call, View& d, View& s, py::handle dst, py::handle src) {
   d = view_of(dst);
   s = view_of(src);
   same_dtype(call, d, s);
@@ -38,12 +38,12 @@ void coll_args(PyRt& r, const char* call, View& d, View& s, py::handle dst, py::
 
 // A contiguous range of bytes as a span of T for the typed C++ collectives.
 template <class T>
-std::span<T> span_of(const View& v) {
+static std::span<T> span_of(const View& v) {
   return {reinterpret_cast<T*>(v.data), size_t(v.size)};
 }
 
 template <ReduceOp Op, class T>
-void reduce_typed(Team& t, int fold, const View& d, const View& s) {
+static void reduce_typed(Team& t, int fold, const View& d, const View& s) {
   if constexpr (symmem::Reducible<T, Op>) {
     if (fold == 0) t.reduce<Op>(span_of<T>(d), std::span<const T>(span_of<T>(s)));
     else if constexpr (Op == ReduceOp::kSum) {
@@ -54,7 +54,7 @@ void reduce_typed(Team& t, int fold, const View& d, const View& s) {
 }
 
 template <class T>
-bool reducible(ReduceOp op) {
+static bool reducible(ReduceOp op) {
   switch (op) {
     case ReduceOp::kSum: return symmem::Reducible<T, ReduceOp::kSum>;
     case ReduceOp::kProd: return symmem::Reducible<T, ReduceOp::kProd>;
@@ -67,7 +67,7 @@ bool reducible(ReduceOp op) {
   return false;
 }
 
-const char* op_name(ReduceOp op) {
+static const char* op_name(ReduceOp op) {
   static const char* const n[] = {"sum", "prod", "min", "max", "and", "or", "xor"};
   return n[int(op)];
 }
@@ -103,7 +103,7 @@ void team_reduce(PyTeam& pt, int fold, py::handle dst, py::handle src, py::handl
 // broadcast / fcollect / collect / alltoall move bytes: elements as byte ranges of the
 // element size (1, 2, 4, 8 or 16 bytes).
 template <class F>
-auto by_size(const char* call, const View& v, F f) {
+static auto by_size(const char* call, const View& v, F f) {
   switch (v.itemsize) {
     case 1: return f(uint8_t{});
     case 2: return f(uint16_t{});
@@ -150,7 +150,7 @@ py::object team_move(PyTeam& pt, int what, py::handle dst, py::handle src, int r
 
 // alltoalls: block j (nelems elements, src_stride apart, starting at j*nelems*src_stride)
 // goes to member j, landing dst_stride apart at me*nelems*dst_stride (Team::alltoalls).
-void team_alltoalls(PyTeam& pt, py::handle dst, py::handle src, ssize_t dst_stride, ssize_t src_stride,
+static void team_alltoalls(PyTeam& pt, py::handle dst, py::handle src, ssize_t dst_stride, ssize_t src_stride,
                     ssize_t nelems, Secs timeout) {
   const char* call = "alltoalls";
   Team& t = pt.t(call);

@@ -5,7 +5,7 @@
 
 namespace symmem_py {
 
-Cmp cmp_of(py::handle c) {
+static Cmp cmp_of(py::handle c) {
   if (py::isinstance<py::int_>(c)) {
     int x = c.cast<int>();
     if (x >= 0 && x <= 5) return Cmp(x);
@@ -22,7 +22,7 @@ Cmp cmp_of(py::handle c) {
                           py::repr(c).cast<std::string>());
 }
 
-py::object wait_until_(PyRt& r, py::handle a, py::handle cmp, py::handle value, py::handle index, Secs timeout,
+static py::object wait_until_(PyRt& r, py::handle a, py::handle cmp, py::handle value, py::handle index, Secs timeout,
                        bool block) {
   const char* call = block ? "wait_until" : "test";
   Runtime& rt = r.need(call);
@@ -47,7 +47,7 @@ py::object wait_until_(PyRt& r, py::handle a, py::handle cmp, py::handle value, 
 
 // wait_until_all / any / some and their _vector forms, and the test_ forms (block false).
 // mode 0 all, 1 any, 2 some. values: one value, or one per element (vector).
-py::object wait_set(PyRt& r, int mode, bool block, py::handle a, py::handle cmp, py::handle values,
+static py::object wait_set(PyRt& r, int mode, bool block, py::handle a, py::handle cmp, py::handle values,
                     py::handle status, Secs timeout) {
   static const char* const names[2][3] = {{"test_all", "test_any", "test_some"},
                                           {"wait_until_all", "wait_until_any", "wait_until_some"}};
@@ -131,7 +131,7 @@ py::object wait_set(PyRt& r, int mode, bool block, py::handle a, py::handle cmp,
 
 // A ticket lock in PE 0's copy of a symmetric uint64 (high half: next ticket, low half:
 // now serving), as shmem_set_lock.
-void lock_acquire(PyRt& r, py::handle a, Secs timeout) {
+static void lock_acquire(PyRt& r, py::handle a, Secs timeout) {
   Runtime& rt = r.need("Lock.acquire");
   View v = view_of(a);
   auto* w = reinterpret_cast<uint64_t*>(v.data);
@@ -142,7 +142,7 @@ void lock_acquire(PyRt& r, py::handle a, Secs timeout) {
              [&] { r.poll([&] { return uint32_t(rt.atomic_fetch(w, 0)) == ticket; }); });
 }
 
-bool lock_test(PyRt& r, py::handle a) {
+static bool lock_test(PyRt& r, py::handle a) {
   Runtime& rt = r.need("Lock.test");
   View v = view_of(a);
   auto* w = reinterpret_cast<uint64_t*>(v.data);
@@ -151,7 +151,7 @@ bool lock_test(PyRt& r, py::handle a) {
   return rt.atomic_compare_swap(w, cur, cur + (uint64_t(1) << 32), 0) == cur;
 }
 
-void lock_release(PyRt& r, py::handle a) {
+static void lock_release(PyRt& r, py::handle a) {
   Runtime& rt = r.need("Lock.release");
   View v = view_of(a);
   rt.quiet();
