@@ -26,6 +26,8 @@ void reset_slot(TeamSlot* s) {
   s->push_arrived.v.store(0, std::memory_order_relaxed);
   s->chain_in.v.store(0, std::memory_order_relaxed);
   s->chain_out.v.store(0, std::memory_order_relaxed);
+  for (auto& par : s->reduce_line)
+    for (auto& w : par) w.v.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace
