@@ -15,6 +15,7 @@
 #include "coll/coll.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -116,6 +117,30 @@ void reduce_range(Group& g, void* out, const void* src, size_t lo, size_t hi, si
     fold(tmp, last, m, k, es, [&](int i) { return cp(g.at(src, i)) + a * es; });
     std::memcpy(mp(out) + a * es, tmp, m * es);
   }
+}
+
+// The payload of a reduce line: the bytes of its line after the word and the sleeper count.
+static_assert(offsetof(WaitWord, sleepers) + sizeof(WaitWord::sleepers) == 8);
+char* payload(WaitWord* w) { return reinterpret_cast<char*>(w) + 8; }
+
+// A reduction of at most reduce_line_bytes() with a core per member: every member stores
+// its operand into its line of every other member's (payload, then the call number; one
+// line carries both) and folds the lines it receives. At 2 members that is one line
+// transfer each way, at once, where the staged shape moves the member's scratch line, the
+// sync's flag both ways and the peer's scratch line one after the other.
+void reduce_lines(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn fn) {
+  const int size = g.size(), me = g.me();
+  alignas(64) char own[64];  // src may be dest, which the fold writes
+  std::memcpy(own, src, n * es);
+  const uint32_t k = g.next_reduce_seq();
+  for (int j = 1; j < size; ++j) {
+    WaitWord* w = g.reduce_line((me + j) % size, me, k);
+    std::memcpy(payload(w), own, n * es);
+    Runtime::Impl::notify(w, k);  // after the payload (x86 keeps stores in order; a seq_cst store)
+  }
+  Runtime::Impl* rt = g.rt();
+  for (int j = 1; j < size; ++j) rt->wait_word_ge(g.reduce_line(me, (me + j) % size, k), k);
+  fold(dest, size - 1, n, kernels(g, fn), es, [&](int i) { return i == me ? own : payload(g.reduce_line(me, i, k)); });
 }
 
 }  // namespace
@@ -295,6 +320,10 @@ void reduce(Group& g, void* dest, const void* src, size_t n, size_t es, ReduceFn
   const size_t bytes = n * es;
   if (n == 0) return;
   if (size == 1) return move_local(dest, src, bytes);
+  // Lines need a core per member: with PEs sharing cores, size - 1 waits per member cost
+  // more switches than the staged shape's one central sync.
+  if (bytes <= g.reduce_line_bytes() && es <= 8 && !g.rt()->central_sync_)
+    return reduce_lines(g, dest, src, n, es, fn);
   if (bytes <= staged_max(g, kStagedReduceMaxOwnCores)) {
     unsigned par = g.next_parity();
     std::memcpy(g.scratch(me, par), src, bytes);

@@ -70,6 +70,12 @@ class Group {
   // Across nodes: member i's chunk words of large reductions (TeamSlot::chain_in / out);
   // nullptr: none.
   virtual WaitWord* chain_word(int /*i*/, bool /*out*/) const { return nullptr; }
+  // Small reductions without a sync: the line member `from` fills in member `to`'s slot for
+  // the group's reduction number k (the word, payload after it), and the next k; groups
+  // without lines return reduce_line_bytes() == 0.
+  virtual size_t reduce_line_bytes() const { return 0; }
+  virtual uint32_t next_reduce_seq() { return 0; }
+  virtual WaitWord* reduce_line(int /*to*/, int /*from*/, uint32_t /*k*/) const { return nullptr; }
   // Two 64-bit words per member for collect: its size in bytes and its source
   // (Runtime::Impl::sym_canonical), written by their owner before the next sync, read by the
   // others after it.
@@ -110,6 +116,11 @@ class TeamGroup final : public Group {
   Mailbox mailbox(int i, uint32_t k) const override {
     TeamSlot* s = t_->slot_of(world_pe(i));
     return {&s->bcast_ready[k % kBcastBoxes], &s->bcast_done, s->bcast_box[k % kBcastBoxes]};
+  }
+  size_t reduce_line_bytes() const override { return size_ <= kReduceLineMembers ? kReduceLineBytes : 0; }
+  uint32_t next_reduce_seq() override { return ++t_->reduce_seq; }
+  WaitWord* reduce_line(int to, int from, uint32_t k) const override {
+    return &t_->slot_of(world_pe(to))->reduce_line[k & 1][from];
   }
   WaitWord* push_word(int i) const override { return &t_->slot_of(world_pe(i))->push_arrived; }
   uint32_t* push_owed() override { return &t_->push_owed; }

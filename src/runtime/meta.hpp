@@ -21,6 +21,20 @@ struct alignas(64) WaitWord {
 };
 static_assert(sizeof(WaitWord) == 64);
 
+// Two PEs' words on one cache line, for the rounds of a sync in which two PEs wait for each
+// other (PairWord): each stores into its own half and waits on the other's, so the line a PE
+// fetches to store its arrival already carries the other's, where a word in each PE's
+// metadata moves one line each way. v and sleepers as in WaitWord.
+struct WaitHalf {
+  std::atomic<uint32_t> v{0};
+  std::atomic<uint32_t> sleepers{0};
+};
+struct alignas(64) PairWord {
+  WaitHalf half[2];  // [0]: the lower member of the pair
+};
+static_assert(sizeof(PairWord) == 64);
+inline constexpr int kPairRounds = 16;  // pairwise syncs for groups of up to 2^16 PEs
+
 // What each PE declares for its n-th collective allocation call, read by every peer
 // after the call's barrier to check that all PEs made the same call.
 // A call that grows the committed part of the heaps has a second round: `need` > 0 on some
@@ -40,8 +54,10 @@ struct alignas(64) AllocRecord {
 static_assert(sizeof(AllocRecord) == 64);
 
 // Synchronisation state of one set of PEs (the world, later each team), at the same
-// metadata offset on every PE. Dissemination uses `round` (one flag per round) when every
-// PE has a core; the central algorithm uses the root PE's `arrive` and `release`.
+// metadata offset on every PE. When every PE has a core: a group of 2^k PEs pairs them off
+// in each round (round r: member m with m ^ 2^r) on the lower member's `pair[r]`; other
+// sizes use dissemination on `round` (one flag per round). The central algorithm uses the
+// root PE's `arrive` and `release`.
 struct SyncState {
   WaitWord round[kMaxBarrierRounds];
   WaitWord arrive;
@@ -49,6 +65,7 @@ struct SyncState {
   // Central algorithm: the epoch of this PE's latest arrival, read by the PEs that share
   // its CPU (Runtime::Impl::wait_release) to know whether it still needs the CPU.
   alignas(64) std::atomic<uint32_t> arrived{0};
+  PairWord pair[kPairRounds];
 };
 
 struct MetaFixed {

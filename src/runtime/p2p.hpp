@@ -256,8 +256,14 @@ inline void signal_update(Impl& r, const char* call, uint64_t* remote, uint64_t 
     else bad_signal_op(r, call, op);
     return;
   }
-  if (op == kSignalSet) __atomic_store_n(remote, value, __ATOMIC_SEQ_CST);
-  else if (op == kSignalAdd) __atomic_fetch_add(remote, value, __ATOMIC_SEQ_CST);
+  if (op == kSignalSet) {
+    // A release store, then a seq_cst fence (for wake's load), rather than one seq_cst
+    // store: that is an `xchg`, a locked instruction, which asks for the signal's line only
+    // once the data's stores have completed; after a plain store the CPU fetches both lines
+    // at once (docs/memory-model.md).
+    __atomic_store_n(remote, value, __ATOMIC_RELEASE);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  } else if (op == kSignalAdd) __atomic_fetch_add(remote, value, __ATOMIC_SEQ_CST);
   else bad_signal_op(r, call, op);
   wake(r, pe);
 }

@@ -116,25 +116,34 @@ void* Runtime::Impl::ptr(const void* addr, int pe) const {
 
 // ---------------------------------------------------------------- synchronisation
 
-void Runtime::Impl::wait_word_ge(WaitWord* word, uint32_t target) {
-  auto reached = [&] { return int32_t(word->v.load(std::memory_order_acquire) - target) >= 0; };
+void Runtime::Impl::wait_ge(std::atomic<uint32_t>* word, std::atomic<uint32_t>* sleepers, uint32_t target,
+                            int owner) {
+  auto reached = [&] { return int32_t(word->load(std::memory_order_acquire) - target) >= 0; };
   wait_adaptive(
       reached,
       [&](Backoff& b) {
         // Announce the sleep before the last look, so a writer that stores after that look
         // sees the announcement and wakes us (both sides: seq_cst store, then load).
-        word->sleepers.fetch_add(1, std::memory_order_seq_cst);
-        const uint32_t v = word->v.load(std::memory_order_seq_cst);
-        if (int32_t(v - target) < 0) b.pause_on(&word->v, v);
-        word->sleepers.fetch_sub(1, std::memory_order_relaxed);
+        sleepers->fetch_add(1, std::memory_order_seq_cst);
+        const uint32_t v = word->load(std::memory_order_seq_cst);
+        if (int32_t(v - target) < 0) b.pause_on(word, v);
+        sleepers->fetch_sub(1, std::memory_order_relaxed);
       },
-      [this, word, target](dfx::WaitDesc& d) {  // a sync word of this PE's metadata (by value: keeps target in a register)
+      [word, target, owner](dfx::WaitDesc& d) {  // a sync word in owner's metadata (by value: keeps target in a register)
         d.op = dfx::Op::kSync;
-        d.owner = rank_;
+        d.owner = owner;
         d.width = 4;
-        d.addr = &word->v;
+        d.addr = word;
         d.expect = target;
       });
+}
+
+void Runtime::Impl::wait_word_ge(WaitWord* word, uint32_t target) { wait_ge(&word->v, &word->sleepers, target, rank_); }
+
+void Runtime::Impl::notify_half(WaitHalf* h, uint32_t value) {
+  h->v.store(value, std::memory_order_release);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (h->sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_shared(&h->v);
 }
 
 void Runtime::Impl::notify(WaitWord* word, uint32_t value) {
@@ -148,9 +157,12 @@ uint32_t Runtime::Impl::add_word(WaitWord* word, uint32_t delta) {
   return now;
 }
 
-// Two algorithms, chosen at init. When every PE has a core: a dissemination barrier
-// (ceil(log2 n) rounds, each a store into one peer's flag and a wait on one's own), whose
-// latency at 2 PEs is one cache-line transfer. When PEs outnumber cores, every wait costs
+// Two algorithms, chosen at init. When every PE has a core: log2 n rounds of pairs when n is
+// a power of two (round r: member m and m ^ 2^r store into the halves of one line, in the
+// lower one's metadata, and wait on each other's half: the line one PE fetches to store its
+// arrival carries the other's, so a round costs about one line transfer), otherwise a
+// dissemination barrier (ceil(log2 n) rounds, each a store into one peer's flag and a wait
+// on one's own: one line each way, the two transfers one after the other). When PEs outnumber cores, every wait costs
 // a context switch, so a central counter wins: each PE adds to the root's arrival word and
 // waits once on its release word (wait_release); the last to arrive releases everyone
 // with one wake.
@@ -171,6 +183,16 @@ void Runtime::Impl::strided_sync(int start, int stride, int size, uint64_t off, 
     state(rank_)->arrived.store(e, std::memory_order_relaxed);
     if (add_word(&root->arrive, 1) == e * uint32_t(size)) notify(&root->release, e);
     else wait_release(root, e, start, stride, size, off);
+    return;
+  }
+  if ((size & (size - 1)) == 0 && size <= (1 << kPairRounds)) {
+    for (int round = 0, dist = 1; dist < size; ++round, dist <<= 1) {
+      const int other = me ^ dist, side = me > other;
+      const int low = start + (side ? other : me) * stride;
+      PairWord& w = state(low)->pair[round];
+      notify_half(&w.half[side], e);
+      wait_ge(&w.half[1 - side].v, &w.half[1 - side].sleepers, e, low);
+    }
     return;
   }
   for (int round = 0, dist = 1; dist < size; ++round, dist <<= 1) {

@@ -364,6 +364,8 @@ struct Runtime::Impl {
                     bool data_follows = false);
   // Waits until word.v - target >= 0 (mod 2^32), sleeping on the word when waiting long.
   void wait_word_ge(WaitWord* word, uint32_t target);
+  // The same on any word with its sleeper count; `owner`: the PE whose metadata holds it.
+  void wait_ge(std::atomic<uint32_t>* v, std::atomic<uint32_t>* sleepers, uint32_t target, int owner);
   // The one waiting loop of the runtime (syncs, point-to-point waits, locks, pSync
   // barriers): until done() holds, spin (the adaptive budget, spin_budget_), yield, then
   // call sleep_once(backoff), which announces the sleeper where writers look, checks
@@ -455,6 +457,9 @@ struct Runtime::Impl {
   }
   // Stores `value` (or adds, for add_word) and wakes sleepers on that word.
   static void notify(WaitWord* word, uint32_t value);
+  // A pairwise sync's arrival: a release store, then a seq_cst fence before the sleeper
+  // check (not an xchg: nothing to order but the store itself, and the fence needs no RFO).
+  static void notify_half(WaitHalf* h, uint32_t value);
   static uint32_t add_word(WaitWord* word, uint32_t delta);
 
   // ---- static data (runtime_static.cpp) ----

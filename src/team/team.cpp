@@ -19,6 +19,8 @@ void delete_registry(TeamRegistry* r) { delete r; }
 // sync of the old team keeps them balanced.
 void reset_slot(TeamSlot* s) {
   for (auto& w : s->sync.round) w.v.store(0, std::memory_order_relaxed);
+  for (auto& w : s->sync.pair)
+    for (auto& h : w.half) h.v.store(0, std::memory_order_relaxed);
   s->sync.arrive.v.store(0, std::memory_order_relaxed);
   s->sync.release.v.store(0, std::memory_order_relaxed);
   for (auto& w : s->bcast_ready) w.v.store(0, std::memory_order_relaxed);
@@ -26,6 +28,8 @@ void reset_slot(TeamSlot* s) {
   s->push_arrived.v.store(0, std::memory_order_relaxed);
   s->chain_in.v.store(0, std::memory_order_relaxed);
   s->chain_out.v.store(0, std::memory_order_relaxed);
+  for (auto& par : s->reduce_line)
+    for (auto& w : par) w.v.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace

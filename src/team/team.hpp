@@ -30,6 +30,8 @@ inline constexpr int kMaxTeams = 64;               // one bit each in a uint64_t
 inline constexpr size_t kTeamScratchBytes = 8192;  // per PE, per sync parity
 inline constexpr size_t kBcastBoxBytes = 1024;     // small broadcasts: bytes per mailbox box
 inline constexpr unsigned kBcastBoxes = 32;        // boxes per PE: how far a root runs ahead
+inline constexpr int kReduceLineMembers = 8;         // teams up to this size have reduce lines
+inline constexpr size_t kReduceLineBytes = 56;       // a reduce line's payload (64 - WaitWord's 8)
 inline constexpr int kWorldSlot = 0, kSharedSlot = 1;
 
 // One team's state on one PE, at the same metadata offset on every member. Fields indexed
@@ -64,6 +66,13 @@ struct TeamSlot {
   // this PE's slice arrived, the previous node's prefix (chain_in) or the result
   // (chain_out); this PE clears them when the reduction ends.
   WaitWord chain_in, chain_out;
+  // Small reductions (coll::reduce, "line" shape): member j's operand of the team's k-th
+  // such reduction, pushed by j into reduce_line[k % 2][j] of every other member, payload
+  // in the line's bytes after the word (Group::reduce_line) and v = k stored after it: one
+  // line carries both, so one transfer per peer and no sync. j refills parity k % 2 only
+  // after it has every member's operand of call k + 1, which each sends only once done
+  // reading call k's.
+  WaitWord reduce_line[2][kReduceLineMembers];
   alignas(64) char bcast_box[kBcastBoxes][kBcastBoxBytes];
 };
 
@@ -80,6 +89,7 @@ struct TeamState {
   uint32_t* epoch = nullptr;  // syncs done on this team by this PE
   uint32_t own_epoch = 0;
   uint32_t bcast_seq = 0;  // small broadcasts done on this team by this PE (mailbox)
+  uint32_t reduce_seq = 0;  // line-shaped reductions done on this team by this PE
   std::vector<uint32_t> bcast_seen;  // across nodes: coll::Group::mailbox_seen
   uint32_t push_owed = 0;  // across nodes: the parts pushed to this PE so far (coll_net.cpp push)
   int num_contexts = 0;

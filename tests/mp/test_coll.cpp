@@ -455,6 +455,39 @@ TEST(Coll, BackToBackWithoutBarriers) {
   shmem_free(src);
 }
 
+// Small reductions back to back (the "line" shape: each member pushes its operand into a
+// line of every other member's, no sync), in place, 1..7 longs, a member lagging now and
+// then so that the others run a call ahead and refill a line parity as soon as the
+// protocol allows; then on teams made and destroyed in turn, whose slots are reused (stale
+// call numbers from the previous team must not satisfy a wait).
+TEST(Coll, SmallReductionsBackToBackInPlace) {
+  const int n = npes();
+  long* buf = static_cast<long*>(shmem_malloc(8 * sizeof(long)));
+  size_t bad = 0;
+  auto round = [&](shmem_team_t team, int tme, int tn, int it) {
+    const size_t m = size_t(1 + it % 7);
+    for (size_t j = 0; j < m; ++j) buf[j] = long(tme) * 1000 + it + long(j);
+    if (tme == 0 && it % 97 == 0) usleep(2000);
+    EXPECT_EQ(shmem_long_sum_reduce(team, buf, buf, m), 0);
+    for (size_t j = 0; j < m; ++j)
+      if (buf[j] != 1000L * tn * (tn - 1) / 2 + long(tn) * (it + long(j))) ++bad;
+  };
+  for (int it = 0; it < 3000; ++it) round(SHMEM_TEAM_WORLD, me(), n, it);
+  for (int k = 0; k < 6; ++k) {
+    shmem_team_t t = SHMEM_TEAM_INVALID;
+    const int size = n > 2 && k % 2 ? n - 1 : n;
+    EXPECT_EQ(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, size, nullptr, 0, &t), 0);
+    if (t != SHMEM_TEAM_INVALID) {
+      for (int it = 0; it < 200 + 50 * k; ++it) round(t, shmem_team_my_pe(t), size, it);
+      shmem_team_destroy(t);
+    }
+    shmem_barrier_all();
+  }
+  EXPECT_EQ(bad, 0u);
+  shmem_barrier_all();
+  shmem_free(buf);
+}
+
 // Broadcasts back to back without barriers, every member in turn the root (then one root
 // for 20 calls while a member lags), sizes that
 // alternate between the mailbox (<= 2 KiB: the root runs ahead, no team sync), the staged
