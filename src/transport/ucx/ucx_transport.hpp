@@ -77,7 +77,7 @@ struct UcxParams {
   std::function<void()> after_progress;
 };
 
-struct UcxLane;  // one context's UCX worker and endpoints (ucx_transport.cpp)
+struct UcxLane;  // one context's UCX worker and endpoints (ucx_impl.hpp)
 
 enum class UcxAmo : int { kAdd, kAnd, kOr, kXor, kSwap, kCswap, kFetch };
 
