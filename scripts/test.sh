@@ -21,18 +21,27 @@ cd "$(dirname "$0")/.."
 stages=()
 finish() {
   local rc=$?
-  echo "test.sh: stage times (s):"
+  echo "test.sh: stage times (s): wall, CPU (user+system of the stage's processes)"
   local s
   for s in "${stages[@]}"; do echo "  $s"; done
   exit $rc
 }
 trap finish EXIT
-stage() {  # stage NAME COMMAND...: runs it, records its wall time
-  local name=$1 t0=$SECONDS rc=0
+tick=$(getconf CLK_TCK)
+cpu() {  # CPU time of this shell's ended children so far, in ticks (/proc: cutime + cstime)
+  local f
+  read -r -a f </proc/$$/stat
+  echo $((f[15] + f[16]))
+}
+stage() {  # stage NAME COMMAND...: runs it, records its wall and CPU time
+  local name=$1 t0=$SECONDS c0 rc=0
+  c0=$(cpu)
   shift
   echo "test.sh: == $name"
   "$@" || rc=$?
-  stages+=("$(printf '%-34s %5d%s' "$name" $((SECONDS - t0)) "$([ $rc -eq 0 ] || echo "  FAILED ($rc)")")")
+  # CPU time as well: on a shared machine the wall time is only an upper bound.
+  stages+=("$(printf '%-34s %5d %6d%s' "$name" $((SECONDS - t0)) $((($(cpu) - c0) / tick)) \
+              "$([ $rc -eq 0 ] || echo "  FAILED ($rc)")")")
   return $rc
 }
 suite() {  # suite DIR [CTEST ARGS...]: the CTest suite, then nothing of ours left behind
