@@ -10,9 +10,9 @@
 #                                                 -O3's inlining (-Wrestrict, bug 105329)
 # then scripts/sanitize.sh: ASan+UBSan and TSan subsets, the fuzzers (docs/sanitizers.md).
 # No clang RelWithDebInfo build: clang warns from its front end, whatever the -O, so the
-# clang Release build's -Werror sees every warning it would. CI's ccache starts empty and no
-# two builds share flags, so time is saved only by building less (docs/sanitizers.md has
-# the stage times).
+# clang Release build's -Werror already sees what it would. CI's ccache starts empty and no
+# two builds here share compiler and flags, so only doing less saves time: the sanitizer
+# builds build only what they run, the fuzzers run a fixed number of inputs, two at a time.
 # A suite fails if anything of ours is left in /dev/shm or a symmem-run process survives.
 # The time of each stage is printed at the end. `scripts/test.sh --one` does the first
 # line only.
