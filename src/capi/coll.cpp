@@ -18,7 +18,7 @@ constexpr symmem::Errc kBad = symmem::Errc::kInvalidArgument;
 
 // `bytes` at symmetric address `p` lie in this PE's symmetric heap (reports otherwise).
 void check_sym(Impl* r, const char* call, const void* p, size_t bytes) {
-  if (bytes) (void)r->translate(call, p, bytes, r->rank_);
+  r->check_host_sym(call, p, bytes);
 }
 
 // Runs `f` on the team's group; -1 for SHMEM_TEAM_INVALID.

@@ -59,7 +59,7 @@ Impl* need(const TeamState* s, const char* call) {
 
 // `n` elements of `es` bytes at `p` lie in this PE's symmetric memory (throws otherwise).
 void check_sym(Impl* r, const char* call, const void* p, size_t n, size_t es) {
-  if (n) (void)r->translate(call, p, n * es, r->rank_);
+  r->check_host_sym(call, p, n * es);
 }
 
 void check_room(Impl* r, const char* call, size_t dest_n, size_t need) {

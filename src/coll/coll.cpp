@@ -240,7 +240,7 @@ void collect(Group& g, void* dest, const void* src, size_t bytes, const char* ca
   if (SYMMEM_UNLIKELY(!g.on_node())) return net::collect(g, dest, src, bytes);
   const int n = g.size(), me = g.me();
   if (n == 1) {
-    if (bytes) (void)g.rt()->translate(call, dest, bytes, g.world_pe(me));
+    g.rt()->check_host_sym(call, dest, bytes);
     return move_local(dest, src, bytes);
   }
   const size_t sb = staged_max(g);
@@ -261,7 +261,7 @@ void collect(Group& g, void* dest, const void* src, size_t bytes, const char* ca
     const uint64_t s = __atomic_load_n(g.size_word(i, par) + 1, __ATOMIC_RELAXED);
     if (src == nullptr && b && s) src = g.rt()->sym_copy(s, g.rt()->rank_);
   }
-  if (total) (void)g.rt()->translate(call, dest, total, g.world_pe(me));
+  g.rt()->check_host_sym(call, dest, total);
   size_t off = 0;
   for (int i = 0; i < n; ++i) {
     uint64_t b = __atomic_load_n(g.size_word(i, par), __ATOMIC_RELAXED);

@@ -31,6 +31,7 @@ Result<std::unique_ptr<DeviceHeap>> DeviceHeap::create(const DeviceHeapParams& p
   const int local = int(me_it - p.node_pes.begin());
   std::unique_ptr<DeviceHeap> h(new DeviceHeap());
   h->rank_ = p.rank;
+  h->npes_ = p.npes;
   h->ordinal_ = p.device >= 0 ? p.device : local % d->devices;
   if (h->ordinal_ >= d->devices)
     return Status(Errc::kInvalidArgument, on + "GPU " + std::to_string(h->ordinal_) + " asked for (SYMMEM_DEVICE), but " +
@@ -47,6 +48,7 @@ Result<std::unique_ptr<DeviceHeap>> DeviceHeap::create(const DeviceHeapParams& p
   if (CUresult r = d->cuDevicePrimaryCtxRetain(&ctx, dev); r != CUDA_SUCCESS)
     return cu_fail("cuDevicePrimaryCtxRetain", r);
   h->ctx_retained_ = true;
+  h->ctx_ = ctx;
   if (CUresult r = d->cuCtxSetCurrent(ctx); r != CUDA_SUCCESS) return cu_fail("cuCtxSetCurrent", r);
 
   CUmemAllocationProp prop{};

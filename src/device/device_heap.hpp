@@ -41,6 +41,7 @@ struct DeviceHeapParams {
 class DeviceHeap {
  public:
   static constexpr uint64_t kReserved = 64 << 10;  // library's part at the start of each slot
+  static constexpr uint64_t kOpsScratch = kReserved - 4096;  // DeviceOps' words, in the last page of it
 
   // Whether this process could create a device heap (the driver loads and sees a device),
   // or why not. Loads the driver on first call.
@@ -56,17 +57,21 @@ class DeviceHeap {
   char* heap(int pe) const { return reinterpret_cast<char*>(base_ + uint64_t(pe) * size_); }
   char* my_heap() const { return heap(rank_); }
   int device() const { return ordinal_; }
+  int rank() const { return rank_; }
+  int npes() const { return npes_; }
+  void* context() const { return ctx_; }  // the GPU's primary context (a CUcontext), retained
   // e.g. "GPU 0 (NVIDIA H100 80GB HBM3), 1G per PE, 4 PEs of this node mapped"
   const std::string& describe() const { return desc_; }
 
  private:
   DeviceHeap() = default;
   struct Impl;
-  int rank_ = 0, ordinal_ = -1;
+  int rank_ = 0, npes_ = 1, ordinal_ = -1;
   uintptr_t base_ = 0;
   uint64_t size_ = 0, reserved_bytes_ = 0;
   unsigned long long own_handle_ = 0;
   bool have_own_ = false, ctx_retained_ = false;
+  void* ctx_ = nullptr;
   std::vector<int> mapped_;  // PEs whose slot is mapped
   std::string desc_;
 };

@@ -66,11 +66,6 @@ static RoundResult device_round(Runtime::Impl& r, const char* call, AllocOp op, 
   return out;
 }
 
-char* Runtime::Impl::translate_device(const char* call, const void* addr, size_t n, int pe) {
-  fail(Errc::kInvalidArgument, call, "address %p (target PE %d, %zu bytes) is in the device heap: host calls on "
-       "device memory are not implemented yet (docs/device.md); kernels reach it through symmem/cuda.cuh", addr, pe, n);
-}
-
 void* Runtime::Impl::device_alloc(const char* call, size_t size, size_t align) {
   if (size == 0) return nullptr;
   dfx::CollArgs da;
@@ -114,11 +109,20 @@ void* Runtime::Impl::device_alloc(const char* call, size_t size, size_t align) {
     hp.device = int(cfg_.device);
     hp.timeout_s = cfg_.init_timeout;
     auto h = device::DeviceHeap::create(hp);
-    const bool made = h.ok();
-    if (!made) why = h.status().message();
+    bool made = h.ok();
+    std::unique_ptr<device::DeviceOps> ops;  // the library's kernels, in the heap's context
+    if (!made) {
+      why = h.status().message();
+    } else if (auto o = device::DeviceOps::create(**h); o.ok()) {
+      ops = std::move(*o);
+    } else {
+      made = false;
+      why = "symmem's kernels cannot be loaded: " + o.status().message();
+    }
     rr = device_round(*this, call, AllocOp::kDevMalloc, size, align, made, 0);
     if (rr.all_ok) {
       dev_heap_ = std::move(*h);
+      dev_ops_ = std::move(ops);
       dev_heap_size_ = dev_heap_->size();
       dev_alloc_ = std::make_unique<Allocator>(dev_heap_size_);
       (void)dev_alloc_->alloc(device::DeviceHeap::kReserved);  // the library's part of the slot: offset 0

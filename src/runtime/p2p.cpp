@@ -35,6 +35,11 @@ void wake_slow(WaitWord& w) {
   futex_wake_shared(&w.v);
 }
 
+void device_unsupported(Impl& r, const char* call, const void* addr) {
+  r.fail(Errc::kInvalidArgument, call, "address %p is in the device heap: %s works on host memory only (device "
+         "memory: shmem_signal_wait_until, shmem_wait_until and shmem_test on one word, or a kernel)", addr, call);
+}
+
 // ---------------------------------------------------------------- locks
 
 namespace {
@@ -43,6 +48,7 @@ static_assert(sizeof(long) == 8, "the lock word holds two 32-bit ticket counters
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the serving counter is the low half of the word");
 
 uint64_t* lock_word(Impl& r, const char* call, long* lock) {
+  host_only(r, call, lock);
   return reinterpret_cast<uint64_t*>(amo_addr(r, call, lock, 0));
 }
 

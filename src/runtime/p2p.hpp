@@ -22,6 +22,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "device/kernel_args.hpp"
 #include "runtime/runtime_impl.hpp"
 
 namespace symmem::p2p {
@@ -59,6 +60,7 @@ inline void iput(Impl& r, const char* call, void* dest, const void* src, ptrdiff
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kPut, call, dest, n ? span : 0, pe, src);
   char* rd = r.translate(call, dest, n ? span : 0, pe);
   if (!n) return;
+  if (SYMMEM_UNLIKELY(!rd)) return r.device_put_strided(call, dest, src, size_t(dst) * S, size_t(sst) * S, S, n, pe);
   r.dfx_write(dfx::Op::kPut, call, dest, span, pe, dfx_op_.on());
   const char* s = static_cast<const char*>(src);
   if (r.off_node(pe)) {
@@ -79,6 +81,7 @@ inline void iget(Impl& r, const char* call, void* dest, const void* src, ptrdiff
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kGet, call, src, n ? span : 0, pe, dest);
   const char* rs = r.translate(call, src, n ? span : 0, pe);
   if (!n) return;
+  if (SYMMEM_UNLIKELY(!rs)) return r.device_get_strided(call, dest, src, size_t(dst) * S, size_t(sst) * S, S, n, pe);
   char* d = static_cast<char*>(dest);
   if (r.off_node(pe)) {  // all in flight at once, then complete
     for (size_t i = 0; i < n; ++i) r.ucx_get(d + i * size_t(dst) * S, rs + i * size_t(sst) * S, S, pe, false);
@@ -111,6 +114,8 @@ inline void ibput(Impl& r, const char* call, void* dest, const void* src, ptrdif
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kPut, call, dest, span, pe, src);
   char* rd = r.translate(call, dest, span, pe);
   if (!span) return;
+  if (SYMMEM_UNLIKELY(!rd))
+    return r.device_put_strided(call, dest, src, size_t(dst) * S, size_t(sst) * S, bsize * S, nblocks, pe);
   r.dfx_write(dfx::Op::kPut, call, dest, span, pe, dfx_op_.on());
   const char* s = static_cast<const char*>(src);
   if (r.off_node(pe)) {
@@ -128,6 +133,8 @@ inline void ibget(Impl& r, const char* call, void* dest, const void* src, ptrdif
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kGet, call, src, span, pe, dest);
   const char* rs = r.translate(call, src, span, pe);
   if (!span) return;
+  if (SYMMEM_UNLIKELY(!rs))
+    return r.device_get_strided(call, dest, src, size_t(dst) * S, size_t(sst) * S, bsize * S, nblocks, pe);
   char* d = static_cast<char*>(dest);
   if (r.off_node(pe)) {
     for (size_t b = 0; b < nblocks; ++b)
@@ -139,7 +146,8 @@ inline void ibget(Impl& r, const char* call, void* dest, const void* src, ptrdif
 
 // ---------------------------------------------------------------- atomics
 
-// pe's copy of the atomic object at `addr`, checked for range and natural alignment.
+// pe's copy of the atomic object at `addr`, checked for range and natural alignment;
+// nullptr for an object in device memory (the callers then take device_amo).
 template <class T>
 inline T* amo_addr(Impl& r, const char* call, const T* addr, int pe) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomics are on 4- and 8-byte words");
@@ -164,11 +172,18 @@ inline T from_bits(uint64_t b) {
   return v;
 }
 
+// An atomic on an object in device memory, done by the GPU (runtime/device_ops.cpp).
+template <class T>
+[[gnu::cold]] inline T device_amo(Impl& r, const char* call, device::AmoKind k, const T* addr, T value, T cond, int pe) {
+  return from_bits<T>(r.device_amo(call, int(k), const_cast<T*>(addr), sizeof(T), to_bits(value), to_bits(cond), pe));
+}
+
 template <class T>
 inline T atomic_fetch(Impl& r, const char* call, const T* src, int pe) {
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmoFetch, call, src, sizeof(T), pe);
   T v;
   const T* a = amo_addr(r, call, src, pe);
+  if (SYMMEM_UNLIKELY(!a)) return device_amo(r, call, device::AmoKind::kFetch, src, T(), T(), pe);
   if (r.off_node(pe)) return from_bits<T>(r.ucx_->amo(UcxAmo::kFetch, const_cast<T*>(a), 0, 0, sizeof(T), pe, true));
   __atomic_load(a, &v, __ATOMIC_SEQ_CST);
   return v;
@@ -178,6 +193,7 @@ template <class T>
 inline void atomic_set(Impl& r, const char* call, T* dest, T value, int pe) {
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmo, call, dest, sizeof(T), pe);
   T* a = amo_addr(r, call, dest, pe);
+  if (SYMMEM_UNLIKELY(!a)) return (void)device_amo(r, call, device::AmoKind::kSet, dest, value, T(), pe);
   r.dfx_write(dfx::Op::kAmo, call, dest, sizeof(T), pe, dfx_op_.on());
   if (r.off_node(pe)) return (void)r.ucx_->amo(UcxAmo::kSwap, a, to_bits(value), 0, sizeof(T), pe, true);
   __atomic_store(a, &value, __ATOMIC_SEQ_CST);
@@ -189,6 +205,7 @@ inline T atomic_swap(Impl& r, const char* call, T* dest, T value, int pe) {
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmoFetch, call, dest, sizeof(T), pe);
   T old;
   T* a = amo_addr(r, call, dest, pe);
+  if (SYMMEM_UNLIKELY(!a)) return device_amo(r, call, device::AmoKind::kSwap, dest, value, T(), pe);
   r.dfx_write(dfx::Op::kAmoFetch, call, dest, sizeof(T), pe, dfx_op_.on());
   if (r.off_node(pe)) return from_bits<T>(r.ucx_->amo(UcxAmo::kSwap, a, to_bits(value), 0, sizeof(T), pe, true));
   __atomic_exchange(a, &value, &old, __ATOMIC_SEQ_CST);
@@ -201,6 +218,7 @@ inline T atomic_compare_swap(Impl& r, const char* call, T* dest, T cond, T value
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmoFetch, call, dest, sizeof(T), pe);
   T expected = cond;
   T* a = amo_addr(r, call, dest, pe);
+  if (SYMMEM_UNLIKELY(!a)) return device_amo(r, call, device::AmoKind::kCswap, dest, value, cond, pe);
   r.dfx_write(dfx::Op::kAmoFetch, call, dest, sizeof(T), pe, dfx_op_.on());
   if (r.off_node(pe))
     return from_bits<T>(r.ucx_->amo(UcxAmo::kCswap, a, to_bits(value), to_bits(cond), sizeof(T), pe, true));
@@ -211,6 +229,13 @@ inline T atomic_compare_swap(Impl& r, const char* call, T* dest, T cond, T value
 
 enum class Rmw { kAdd, kAnd, kOr, kXor };
 
+constexpr device::AmoKind device_op(Rmw op) {
+  return op == Rmw::kAdd ? device::AmoKind::kFetchAdd
+         : op == Rmw::kAnd ? device::AmoKind::kFetchAnd
+         : op == Rmw::kOr  ? device::AmoKind::kFetchOr
+                           : device::AmoKind::kFetchXor;
+}
+
 constexpr UcxAmo ucx_op(Rmw op) {
   return op == Rmw::kAdd ? UcxAmo::kAdd : op == Rmw::kAnd ? UcxAmo::kAnd : op == Rmw::kOr ? UcxAmo::kOr : UcxAmo::kXor;
 }
@@ -220,6 +245,7 @@ inline T atomic_fetch_op(Impl& r, const char* call, T* dest, T value, int pe) {
   static_assert(std::is_integral_v<T>);
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmoFetch, call, dest, sizeof(T), pe);
   T* a = amo_addr(r, call, dest, pe);
+  if (SYMMEM_UNLIKELY(!a)) return device_amo(r, call, device_op(Op), dest, value, T(), pe);
   r.dfx_write(dfx::Op::kAmoFetch, call, dest, sizeof(T), pe, dfx_op_.on());
   if (r.off_node(pe)) return from_bits<T>(r.ucx_->amo(ucx_op(Op), a, to_bits(value), 0, sizeof(T), pe, true));
   T old;
@@ -276,6 +302,7 @@ inline uint64_t* signal_addr(Impl& r, const char* call, const uint64_t* sig, int
 inline void signal_op(Impl& r, const char* call, uint64_t* sig, uint64_t value, int op, int pe) {
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kSignal, call, sig, sizeof(uint64_t), pe);
   uint64_t* rs = signal_addr(r, call, sig, pe);
+  if (SYMMEM_UNLIKELY(!rs)) return r.device_signal(call, sig, value, op, pe, nullptr);
   r.dfx_write(dfx::Op::kSignal, call, sig, sizeof(uint64_t), pe, dfx_op_.on());
   signal_update(r, call, rs, value, op, pe);
 }
@@ -292,6 +319,7 @@ inline void put_signal(Impl& r, const char* call, void* dest, const void* src, s
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kPutSignal, call, dest, n, pe, src, sig);
   uint64_t* rs = signal_addr(r, call, sig, pe);
   char* rd = r.translate(call, dest, n, pe);
+  if (SYMMEM_UNLIKELY(!rs || (!rd && n))) return r.device_put_signal(call, dest, src, n, sig, value, op, pe, nullptr);
   // The signal word (what a wait waits on), and the data when there is any.
   r.dfx_write(dfx::Op::kPutSignal, call, sig, sizeof(uint64_t), pe, dfx_op_.on());
   if (n) r.dfx_write(dfx::Op::kPutSignal, call, dest, n, pe, dfx_op_.on());
@@ -364,9 +392,29 @@ inline void wait_for(Impl& r, int owner, Done done, const char* call, const T* i
   wait_for(r, owner, done, call, ivars, n, cmp, x, [](dfx::WaitDesc&) {});
 }
 
+// This PE's word in device memory, polled through the GPU's copy engine (the host has no
+// mapping of device memory).
+template <class T>
+[[gnu::cold, gnu::noinline]] T device_wait_until(Impl& r, const char* call, const T* ivar, int cmp, T x) {
+  Backoff b(r.wait_);
+  for (;;) {
+    T v;
+    r.device_get(call, &v, ivar, sizeof(T), r.rank_, nullptr);
+    if (compare(v, cmp, x)) return v;
+    b.pause();
+  }
+}
+
+// Vector waits and tests, and locks, are host-memory only.
+[[noreturn, gnu::cold]] void device_unsupported(Impl& r, const char* call, const void* addr);
+inline void host_only(Impl& r, const char* call, const void* addr) {
+  if (SYMMEM_UNLIKELY(r.in_device_heap(addr))) device_unsupported(r, call, addr);
+}
+
 template <class T>
 inline T wait_until(Impl& r, const char* call, T* ivar, int cmp, T x) {
   check_cmp(r, call, cmp);
+  if (SYMMEM_UNLIKELY(r.in_device_heap(ivar))) return device_wait_until(r, call, ivar, cmp, x);
   T v;
   wait_for(r, r.rank_, [&] { return compare(v = load(ivar), cmp, x); }, call, ivar, 1, cmp, x);
   return v;
@@ -376,6 +424,11 @@ template <class T>
 inline bool test(Impl& r, const char* call, T* ivar, int cmp, T x) {
   check_cmp(r, call, cmp);
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kTest, call, ivar, sizeof(T), r.rank_);
+  if (SYMMEM_UNLIKELY(r.in_device_heap(ivar))) {
+    T v;
+    r.device_get(call, &v, ivar, sizeof(T), r.rank_, nullptr);
+    return compare(v, cmp, x);
+  }
   return compare(load(ivar), cmp, x);
 }
 
@@ -412,6 +465,7 @@ inline size_t first_included(const int* status, size_t n) {
 template <class T, class Xs>
 inline bool test_all(Impl& r, const char* call, T* ivars, size_t n, const int* status, int cmp, Xs xs) {
   check_cmp(r, call, cmp);
+  host_only(r, call, ivars);
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kTest, call, ivars, n * sizeof(T), r.rank_);
   for (size_t i = 0; i < n; ++i)
     if (included(status, i) && !compare(load(ivars + i), cmp, xs(i))) return false;
@@ -423,6 +477,7 @@ inline bool test_all(Impl& r, const char* call, T* ivars, size_t n, const int* s
 template <class T, class Xs>
 inline size_t test_any(Impl& r, const char* call, T* ivars, size_t n, const int* status, int cmp, Xs xs) {
   check_cmp(r, call, cmp);
+  host_only(r, call, ivars);
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kTest, call, ivars, n * sizeof(T), r.rank_);
   static thread_local size_t start = 0;
   for (size_t k = 0; k < n; ++k) {
@@ -439,6 +494,7 @@ template <class T, class Xs>
 inline size_t test_some(Impl& r, const char* call, T* ivars, size_t n, size_t* indices, const int* status, int cmp,
                         Xs xs) {
   check_cmp(r, call, cmp);
+  host_only(r, call, ivars);
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kTest, call, ivars, n * sizeof(T), r.rank_);
   size_t m = 0;
   for (size_t i = 0; i < n; ++i)
@@ -455,6 +511,7 @@ inline bool any_included(const int* status, size_t n) {
 template <class T, class Xs>
 inline void wait_until_all(Impl& r, const char* call, T* ivars, size_t n, const int* status, int cmp, Xs xs) {
   check_cmp(r, call, cmp);
+  host_only(r, call, ivars);
   // One element at a time, as the standard's reference implementations do: an element
   // that has satisfied the condition is not looked at again.
   for (size_t i = 0; i < n; ++i)
@@ -466,6 +523,7 @@ inline void wait_until_all(Impl& r, const char* call, T* ivars, size_t n, const 
 template <class T, class Xs>
 inline size_t wait_until_any(Impl& r, const char* call, T* ivars, size_t n, const int* status, int cmp, Xs xs) {
   check_cmp(r, call, cmp);
+  host_only(r, call, ivars);
   if (!any_included(status, n)) return SIZE_MAX;
   size_t found = SIZE_MAX;
   wait_for(r, r.rank_, [&] { return (found = test_any(r, call, ivars, n, status, cmp, xs)) != SIZE_MAX; }, call, ivars,
@@ -478,6 +536,7 @@ template <class T, class Xs>
 inline size_t wait_until_some(Impl& r, const char* call, T* ivars, size_t n, size_t* indices, const int* status,
                               int cmp, Xs xs) {
   check_cmp(r, call, cmp);
+  host_only(r, call, ivars);
   if (!any_included(status, n)) return 0;
   size_t m = 0;
   wait_for(r, r.rank_, [&] { return (m = test_some(r, call, ivars, n, indices, status, cmp, xs)) != 0; }, call, ivars,

@@ -46,6 +46,7 @@ Runtime::Impl::~Impl() {
   hang_watch_.reset();  // after the last barrier, where a hang still shows
   // After the last barrier: no peer uses this PE's device memory any more.
   dev_alloc_.reset();
+  dev_ops_.reset();
   dev_heap_.reset();
   if (report_commits_ && heap_ && store_) {
     const uint64_t held = heap_->committed() + heap_->meta_size() + (static_ ? static_->size() : 0);

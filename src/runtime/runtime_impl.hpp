@@ -20,6 +20,7 @@
 #include "common/status.hpp"
 #include "common/wait.hpp"
 #include "device/device_heap.hpp"
+#include "device/device_ops.hpp"
 #include "heap/allocator.hpp"
 #include "heap/static_data.hpp"
 #include "heap/symmetric_heap.hpp"
@@ -126,6 +127,7 @@ struct Runtime::Impl {
   }
   void put_plain(dfx::Op op, const char* call, void* dest, const void* src, size_t n, int pe, bool seen) {
     char* r = translate(call, dest, n, pe);
+    if (SYMMEM_UNLIKELY(!r)) return device_put(call, dest, src, n, pe, nullptr);  // device memory, or n == 0
     dfx_write(op, call, dest, n, pe, seen);
     if (off_node(pe)) return ucx_put(r, src, n, pe, op == dfx::Op::kPut);
     if (n) shm::put(r, src, n);
@@ -145,6 +147,7 @@ struct Runtime::Impl {
   }
   [[gnu::noinline]] void get_plain(const char* call, void* dest, const void* src, size_t n, int pe) {
     char* r = translate(call, src, n, pe);
+    if (SYMMEM_UNLIKELY(!r)) return device_get(call, dest, src, n, pe, nullptr);
     if (off_node(pe)) return ucx_get(dest, r, n, pe, true);
     if (n) shm::get(dest, r, n);
   }
@@ -155,6 +158,7 @@ struct Runtime::Impl {
   void get_nbi(const char* call, void* dest, const void* src, size_t n, int pe) {
     dfx::OpScope dfx_op_(dfx_, dfx::Op::kGetNbi, call, src, n, pe, dest);
     char* r = translate(call, src, n, pe);
+    if (SYMMEM_UNLIKELY(!r)) return device_get(call, dest, src, n, pe, nullptr);
     // Under the race check it completes before it returns, as on the node, so that a store
     // into the destination before quiet shows on its canary.
     if (off_node(pe)) return ucx_get(dest, r, n, pe, dfx_op_.on() && (dfx_.tools_ & dfx::kToolRace));
@@ -169,6 +173,7 @@ struct Runtime::Impl {
   template <class T>
   void p_plain(const char* call, T* dest, T value, int pe, bool seen) {
     T* r = reinterpret_cast<T*>(translate(call, dest, sizeof(T), pe));
+    if (SYMMEM_UNLIKELY(!r)) return device_put(call, dest, &value, sizeof(T), pe, nullptr);
     dfx_write(dfx::Op::kPut, call, dest, sizeof(T), pe, seen);
     if (off_node(pe)) return ucx_put(r, &value, sizeof(T), pe, true);
     if constexpr (sizeof(T) <= 8) __atomic_store(r, &value, __ATOMIC_RELAXED);  // one store, never torn
@@ -193,6 +198,10 @@ struct Runtime::Impl {
   T g_plain(const char* call, const T* src, int pe) {
     const T* r = reinterpret_cast<const T*>(translate(call, src, sizeof(T), pe));
     T v;
+    if (SYMMEM_UNLIKELY(!r)) {
+      device_get(call, &v, src, sizeof(T), pe, nullptr);
+      return v;
+    }
     if (off_node(pe)) {
       ucx_get(&v, r, sizeof(T), pe, true);
       return v;
@@ -475,8 +484,45 @@ struct Runtime::Impl {
   bool in_device_heap(const void* addr) const {
     return reinterpret_cast<uintptr_t>(addr) - dev_my_heap_ < dev_heap_size_;
   }
-  // The route of a device address in a host call: not implemented yet, reported.
-  [[noreturn, gnu::cold]] char* translate_device(const char* call, const void* addr, size_t n, int pe);
+  // The route of a device address in a host call (translate's cold path): checks the range
+  // and answers nullptr, on which every data-path call turns to its device_* form below
+  // (runtime/device_ops.cpp); the host never dereferences a device address.
+  [[gnu::cold]] char* translate_device(const char* call, const void* addr, size_t n, int pe);
+  // [addr, addr+n) lies in this PE's host symmetric memory (heap or statics): the check of
+  // the host collectives' buffers, which do not take device memory (reported, naming the
+  // stream-ordered forms that do).
+  void check_host_sym(const char* call, const void* addr, size_t n) {
+    if (n && SYMMEM_UNLIKELY(translate(call, addr, n, rank_) == nullptr)) host_collective_on_device(call, addr);
+  }
+  [[noreturn, gnu::cold]] void host_collective_on_device(const char* call, const void* addr);
+  // Host calls and stream-ordered calls on the device heap (runtime/device_ops.cpp).
+  // `stream` is a CUstream / cudaStream_t; nullptr: done (complete at the target) on return.
+  // dest / src / sig / the collectives' buffers: symmetric addresses of the device heap,
+  // except the local side of a put or get, which may be any memory the GPU reaches.
+  void device_put(const char* call, void* dest, const void* src, size_t n, int pe, void* stream);
+  void device_get(const char* call, void* dest, const void* src, size_t n, int pe, void* stream);
+  void device_put_signal(const char* call, void* dest, const void* src, size_t n, uint64_t* sig, uint64_t value,
+                         int op, int pe, void* stream);
+  // Strided copies (iput/iget/ibput/ibget): nblocks of bsize bytes, strides in bytes.
+  void device_put_strided(const char* call, void* dest, const void* src, size_t dst, size_t sst, size_t bsize,
+                          size_t nblocks, int pe);
+  void device_get_strided(const char* call, void* dest, const void* src, size_t dst, size_t sst, size_t bsize,
+                          size_t nblocks, int pe);
+  // A signal update (op: SHMEM_SIGNAL_SET / _ADD).
+  void device_signal(const char* call, uint64_t* sig, uint64_t value, int op, int pe, void* stream);
+  // The stream waits (a kernel) until this PE's signal word compares as asked. (A host wait
+  // on device memory polls it: p2p::device_wait_until.)
+  void device_wait_on_stream(const char* call, uint64_t* sig, int cmp, uint64_t value, void* stream);
+  // An atomic on pe's 4- or 8-byte word; returns the old value (device/kernel_args.hpp AmoKind).
+  uint64_t device_amo(const char* call, int kind, void* dest, size_t width, uint64_t value, uint64_t cond, int pe);
+  // A collective of the team (start, stride, size; this PE's index me) on device memory,
+  // queued on `stream`: kind and kernel as in device/kernel_args.hpp; n in bytes (barrier,
+  // broadcast, fcollect, alltoall: per PE) or elements (reductions); root a team index.
+  void device_coll(const char* call, int kind, int kernel, int start, int stride, int size, int me, void* dest,
+                   const void* src, size_t n, size_t elem, int root, void* stream);
+  // Waits for the work queued on `stream` (shmemx_quiet_on_stream needs none: see there).
+  void device_sync(const char* call, void* stream);
+  char* device_peer(const char* call, const void* addr, size_t n, int pe);  // pe's copy, checked
   // shmem_malloc_with_hints(size, SHMEMX_MALLOC_DEVICE): collective, checked like a host
   // allocation; creates the device heap on first use; NULL on every PE with the reason
   // logged when any PE cannot.
@@ -560,6 +606,7 @@ struct Runtime::Impl {
   DevState dev_state_ = DevState::kUnknown;
   std::string dev_why_;
   std::unique_ptr<device::DeviceHeap> dev_heap_;
+  std::unique_ptr<device::DeviceOps> dev_ops_;  // made with the heap; destroyed before it
   std::unique_ptr<Allocator> dev_alloc_;
   uintptr_t dev_my_heap_ = 0;
   uint64_t dev_heap_size_ = 0;
