@@ -3,8 +3,8 @@
 // a caller's CUDA stream or synchronously.
 //
 // `stream` is a CUstream / cudaStream_t passed as void* (the runtime does not include
-// cuda.h). nullptr means "now": the operation runs on this object's own stream and returns
-// once it is complete. Every call makes the heap's GPU context current on the calling
+// cuda.h; the default stream comes as CU_STREAM_LEGACY). nullptr means "now": the operation
+// runs on this object's own stream and returns once it is complete. Every call makes the heap's GPU context current on the calling
 // thread first (a thread that never touched CUDA may call).
 #pragma once
 
