@@ -129,9 +129,13 @@ def is_device_object(x):
     """A torch tensor on a GPU, or anything with __cuda_array_interface__ (CuPy, DeviceArray)."""
     if isinstance(x, DeviceArray):
         return True
-    if type(x).__module__.startswith("torch") and getattr(getattr(x, "device", None), "type", "cpu") != "cpu":
-        return True
-    return hasattr(type(x), "__cuda_array_interface__") or hasattr(x, "__cuda_array_interface__")
+    if type(x).__module__.startswith("torch"):
+        # torch.Tensor has the property on every tensor; it answers only for CUDA ones.
+        return getattr(getattr(x, "device", None), "type", "cpu") != "cpu"
+    try:
+        return hasattr(x, "__cuda_array_interface__")
+    except Exception:  # a property that raises something other than AttributeError
+        return False
 
 
 def describe(x):

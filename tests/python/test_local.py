@@ -367,3 +367,23 @@ def test_host_calls_refuse_device_memory_without_touching_it():
     with pytest.raises(sm.NotSymmetricError):
         sm.free(d)
     sm.free(host)
+
+
+def test_cpu_tensors_are_not_device_objects():
+    # torch.Tensor defines __cuda_array_interface__ on the class for every tensor (CPU ones
+    # raise); a CPU tensor must stay a host argument. Stand-ins with torch's shape:
+    from types import SimpleNamespace
+    from symmem._device import is_device_object
+
+    class Tensor:
+        __module__ = "torch"
+
+        def __init__(self, kind):
+            self.device = SimpleNamespace(type=kind)
+
+        @property
+        def __cuda_array_interface__(self):
+            raise AttributeError("Can't get __cuda_array_interface__ on non-CUDA tensor")
+
+    assert not is_device_object(Tensor("cpu")) and is_device_object(Tensor("cuda"))
+    assert not is_device_object(np.zeros(2)) and is_device_object(sm.DeviceArray(FAKE, (1,), np.uint8, 0, None))
