@@ -213,7 +213,7 @@ class Runtime:
         site = _caller_site()
         if device:
             blk = self._c._alloc_device(max(int(nbytes), 1), int(align), site, _timeout(timeout),
-                                        None if fill is None else memoryview(fill).cast("B").tobytes())
+                                        None if fill is None else np.ascontiguousarray(fill).tobytes())
         else:
             blk = self._c._alloc(max(int(nbytes), 1), int(align), site, _timeout(timeout), fill)
         self._seq += 1
@@ -303,7 +303,7 @@ class Runtime:
     def array(self, obj, dtype=None, **kw):
         if _device.is_device_object(obj):
             raise DeviceNotSupported("array(): copying from device memory is not implemented yet; make the "
-                                             "array with zeros/empty(..., device=\"cuda\") and copy on the GPU")
+                                     "array with zeros/empty(..., device=\"cuda\") and copy on the GPU")
         src = np.asarray(obj, dtype=dtype)
         return self._new(src.shape, src.dtype, "C", np.ascontiguousarray(src), **kw)
 

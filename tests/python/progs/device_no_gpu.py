@@ -12,6 +12,8 @@ makers = [("zeros", lambda: sm.zeros((4, 5), np.float32, device="cuda")),
           ("empty", lambda: sm.empty(100, np.int64, device="cuda")),
           ("ones", lambda: sm.ones(7, device="cuda:0")),
           ("full", lambda: sm.full((2, 3), 2.5, device="cuda")),
+          ("full complex", lambda: sm.full(3, 1 + 2j, np.complex64, order="F", device="cuda")),
+          ("array", lambda: sm.array([[True, False]], device="cuda")),
           ("zeros_like", lambda: sm.zeros_like(np.ones(3), device="cuda"))]
 for name, make in makers:
     try:
