@@ -57,6 +57,9 @@ struct InitAttr {
   double op_timeout_s = 0;       // 0: SYMMEM_OP_TIMEOUT
   std::string transport;         // "" or "auto", "shm" (one node), "ucx" (every peer through UCX)
   uint64_t instance_id = 0;      // runtimes of one process with different ids are independent
+  // The device heap (docs/device.md), made at the first device allocation.
+  uint64_t device_heap_size = 0; // bytes per PE; 0: SYMMEM_DEVICE_HEAP_SIZE or the 1 GiB default
+  int device = -1;               // GPU ordinal; -1: SYMMEM_DEVICE, else the node index mod visible GPUs
   UniqueId uid;                  // kUniqueId
   void* mpi_comm = nullptr;      // kMpi: an MPI_Comm*, null = MPI_COMM_WORLD
   // Store security: "" (SYMMEM_STORE_TLS, default psk), "psk", "cert" or "off".

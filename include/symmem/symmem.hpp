@@ -176,6 +176,47 @@ class SYMMEM_API Runtime {
   template <class T>
   void free(SymSpan<T> s) { free(static_cast<void*>(s.data())); }
 
+  // ---- device memory (docs/device.md; collective as align(), freed with free()) ----
+  // `bytes` in the device heap: memory of the GPU this PE is bound to (InitAttr::device,
+  // SYMMEM_DEVICE, symmem-run --gpus; by default its index on the node modulo the visible
+  // GPUs), which kernels reach through symmem/cuda.cuh; host calls (put, get, atomics) do not
+  // take device addresses yet. The first such call creates the device heap
+  // (InitAttr::device_heap_size / SYMMEM_DEVICE_HEAP_SIZE per PE). Returns nullptr on every
+  // PE, with the reason logged and kept in device_error(), when any PE has no usable GPU (no
+  // driver, no device, a build without the CUDA route, a job spanning nodes) or the device
+  // heap cannot hold the block; the job goes on. A PE asking for device memory while another
+  // asks for host memory is a mismatch (Error, kMismatch). alignment: a power of two, at
+  // most 2 MiB. pattern: when not null, its pattern_bytes bytes repeat over this PE's block,
+  // written through the CUDA driver before the call's closing barrier (a peer's kernel may
+  // write into the block as soon as its own call returns).
+  void* align_device(size_t alignment, size_t bytes, const void* pattern = nullptr, size_t pattern_bytes = 0);
+  // Why the latest device allocation of this Runtime returned nullptr; "" after one that
+  // succeeded (or before any).
+  std::string device_error() const;
+  // The device heap once a device allocation has created it: PE p's copy of a device
+  // address x is x + (p - my_pe()) * heap_size (ptr() computes it for node peers).
+  struct DeviceHeapInfo {
+    uintptr_t base = 0;      // PE 0's slot
+    uint64_t heap_size = 0;  // per PE
+    int device = -1;         // the GPU ordinal, as CUDA numbers the visible devices
+  };
+  // False (and *out untouched) while there is no device heap.
+  bool device_heap(DeviceHeapInfo* out) const;
+  // Typed device allocation; throws Error(kNoMemory) with device_error()'s reason where
+  // align_device returns nullptr (on every PE alike).
+  template <class T>
+  SymSpan<T> alloc_device(size_t n) {
+    static_assert(std::is_trivially_copyable_v<T>, "symmetric objects are copied bytewise");
+    return device_span_<T>(align_device(alignof(T) > 64 ? alignof(T) : 64, n * sizeof(T)), n);
+  }
+  // Typed device allocation with every element `value` (written through the driver) before
+  // any peer can write into it.
+  template <class T>
+  SymSpan<T> alloc_device(size_t n, const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>, "symmetric objects are copied bytewise");
+    return device_span_<T>(align_device(alignof(T) > 64 ? alignof(T) : 64, n * sizeof(T), &value, sizeof(T)), n);
+  }
+
   // ---- RMA ----
   void put(void* dest, const void* src, size_t bytes, int pe);
   void get(void* dest, const void* src, size_t bytes, int pe);
@@ -340,6 +381,14 @@ class SYMMEM_API Runtime {
     T fetched{};
     amo_bytes(kind, dest, &value, &cond, &fetched, int(detail::num_of<T>()), pe);
     return fetched;
+  }
+
+  template <class T>
+  SymSpan<T> device_span_(void* p, size_t n) {
+    if (!p && n)
+      throw Error(Errc::kNoMemory, "device allocation of " + std::to_string(n * sizeof(T)) +
+                                       " bytes failed on every PE: " + device_error());
+    return {static_cast<T*>(p), n};
   }
 
   std::unique_ptr<Impl> impl_;

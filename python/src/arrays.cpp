@@ -185,6 +185,7 @@ void bind_arrays(py::module_& m) {
   class_of<Block>(m, "Block")
       .def_buffer([](Block& b) -> py::buffer_info {
         if (b.freed) raise(exc->state, "the symmetric block is freed");
+        if (b.device) raise(exc->invalid, "a device block has no CPU buffer (use its tensor on the GPU)");
         return py::buffer_info(b.ptr, 1, "B", 1, {ssize_t(b.nbytes)}, {ssize_t(1)});
       })
       .def_property_readonly("addr", [](const Block& b) { return uintptr_t(b.ptr); })
@@ -192,6 +193,7 @@ void bind_arrays(py::module_& m) {
       .def_property_readonly("freed", [](const Block& b) { return b.freed; })
       .def_property_readonly("detached", [](const Block& b) { return b.detached; })
       .def_property_readonly("peer", [](const Block& b) { return b.peer; })
+      .def_property_readonly("device", [](const Block& b) { return b.device; })
       .def_readonly("source", &Block::source)
       .def("__int__", [](const Block& b) { return uintptr_t(b.ptr); })
       .def("__index__", [](const Block& b) { return uintptr_t(b.ptr); })
@@ -199,6 +201,7 @@ void bind_arrays(py::module_& m) {
       .def("__repr__", [](const Block& b) {
         return "<symmem.Block " + std::to_string(b.nbytes) + " bytes at 0x" +
                py::str(py::int_(uintptr_t(b.ptr)).attr("__format__")("x")).cast<std::string>() +
+               (b.device ? " (device)" : "") +
                (b.freed ? " (freed)>" : b.detached ? " (its runtime is finalized)>" : ">");
       });
 

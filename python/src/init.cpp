@@ -56,7 +56,7 @@ void PyRt::release_pending() {
 
 void PyRt::detach_all(bool keep, bool abandoned) {
   for (Block* b : blocks) {
-    if (keep && rt && b->nbytes) {
+    if (keep && rt && b->nbytes && !b->device) {
       try {
         rt->keep_after_finalize(b->ptr, b->nbytes);
         keep_pages(b->ptr, b->nbytes);

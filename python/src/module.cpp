@@ -39,7 +39,7 @@ PYBIND11_MODULE(_symmem, m) {
   exc = new Exc{errs.attr("Error"),          errs.attr("InitError"),       errs.attr("StateError"),
                 errs.attr("HeapExhausted"),  errs.attr("InvalidArgument"), errs.attr("NotSymmetricError"),
                 errs.attr("ShapeError"),     errs.attr("DTypeError"),      errs.attr("PEError"),
-                errs.attr("Timeout"),        errs.attr("SymmetryError")};
+                errs.attr("Timeout"),        errs.attr("SymmetryError"),   errs.attr("DeviceUnavailable")};
   g_as_array = py::module_::import("symmem._util").attr("as_array");
 
   py::register_exception_translator([](std::exception_ptr p) {
@@ -64,4 +64,5 @@ PYBIND11_MODULE(_symmem, m) {
   bind_teams(m);
   bind_ctx(m);
   bind_fast_calls(m);
+  bind_device(m);
 }

@@ -77,7 +77,7 @@ using Clock = std::chrono::steady_clock;
 
 // The exception classes of symmem/_errors.py, looked up once at import (module.cpp).
 struct Exc {
-  py::object base, init, state, heap, invalid, not_sym, shape, dtype, pe, timeout, symmetry;
+  py::object base, init, state, heap, invalid, not_sym, shape, dtype, pe, timeout, symmetry, device;
 };
 extern Exc* exc;
 
@@ -201,6 +201,7 @@ class Block {
   bool peer = false;
   bool detached = false;  // its runtime is finalized
   bool kept = false;      // its pages are kept (kept_pages)
+  bool device = false;    // in the device heap: never read or written by the CPU
   py::object source;      // a peer view's array (free() counts it as a view of that array)
 };
 
@@ -436,5 +437,6 @@ void bind_waits(py::module_& m);       // waits.cpp: wait_until, test, wait sets
 void bind_teams(py::module_& m);       // teams.cpp: Team, collectives, barrier_all
 void bind_ctx(py::module_& m);         // ctx.cpp: contexts
 void bind_fast_calls(py::module_& m);  // fast_calls.cpp: the METH_FASTCALL entry points
+void bind_device(py::module_& m);      // device.cpp: device allocation, peers, DLPack capsules
 
 }  // namespace symmem_py

@@ -14,10 +14,12 @@ unique id). See docs/python.md.
 __version__ = "0.1.0"
 
 from ._errors import (Error, InitError, StateError, HeapExhausted, InvalidArgument, NotSymmetricError,  # noqa: F401
-                      ShapeError, DTypeError, PEError, Timeout, SymmetryError)
+                      ShapeError, DTypeError, PEError, Timeout, SymmetryError, DeviceUnavailable,
+                      DeviceNotSupported)
 from . import _symmem
 from ._runtime import Runtime, UniqueId, get_unique_id, Lock, Ctx, CTX, FAST as _FAST, _timeout  # noqa: F401
 from ._symmem import Block, Team  # noqa: F401
+from ._device import DeviceArray  # noqa: F401
 
 _default = Runtime(_defer=True)
 
@@ -142,6 +144,10 @@ def allocations():
 
 def heap_offset(a):
     return _default.heap_offset(a)
+
+
+def peer(a, pe, *, readonly=False):
+    return _default.peer(a, pe, readonly=readonly)
 
 
 def peers(a, team=None, readonly=False):

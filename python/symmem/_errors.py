@@ -2,7 +2,8 @@
 program would catch (MemoryError, ValueError, TypeError, IndexError, TimeoutError)."""
 
 __all__ = ["Error", "InitError", "StateError", "HeapExhausted", "InvalidArgument", "NotSymmetricError",
-           "ShapeError", "DTypeError", "PEError", "Timeout", "SymmetryError"]
+           "ShapeError", "DTypeError", "PEError", "Timeout", "SymmetryError", "DeviceUnavailable",
+           "DeviceNotSupported"]
 
 
 class Error(RuntimeError):
@@ -47,3 +48,14 @@ class Timeout(Error, TimeoutError):
 
 class SymmetryError(Error, ValueError):
     """PEs disagree: a collective allocation differs across PEs (message: both call sites)."""
+
+
+class DeviceUnavailable(Error):
+    """device="cuda" failed on every PE: some PE has no usable GPU (no driver, no device, a
+    build without the CUDA route, a job spanning nodes) or the device heap is full; the
+    message is the library's reason. The job goes on."""
+
+
+class DeviceNotSupported(Error, NotImplementedError):
+    """A call that would touch device (GPU) memory from the CPU: host put/get, atomics and
+    collectives on CUDA tensors are not implemented yet (docs/device.md)."""

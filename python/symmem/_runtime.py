@@ -12,13 +12,14 @@ import weakref
 import numpy as np
 
 from . import _symmem
-from ._errors import NotSymmetricError, StateError, InvalidArgument, DTypeError
+from . import _device
+from ._errors import NotSymmetricError, StateError, InvalidArgument, DTypeError, DeviceNotSupported
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 # Methods of the native runtime that are bound as they are (no Python wrapper per call).
 FAST = ("my_pe", "n_pes", "put", "get", "put_nbi", "get_nbi", "iput", "iget", "p", "g", "fence", "quiet",
-        "barrier_all", "sync_all", "ptr", "peer", "is_symmetric", "put_signal", "put_signal_nbi", "signal_fetch",
+        "barrier_all", "sync_all", "ptr", "is_symmetric", "put_signal", "put_signal_nbi", "signal_fetch",
         "signal_add", "signal_set", "signal_wait_until", "wait_until", "test", "heap_stats",
         "atomic_fetch", "atomic_set", "atomic_swap", "atomic_compare_swap", "atomic_fetch_add", "atomic_add",
         "atomic_fetch_inc", "atomic_inc", "atomic_fetch_and", "atomic_and", "atomic_fetch_or", "atomic_or",
@@ -108,11 +109,12 @@ def get_unique_id(tls=""):
 
 
 class _Record:
-    __slots__ = ("seq", "addr", "nbytes", "site", "what", "fin")
+    __slots__ = ("seq", "addr", "nbytes", "site", "what", "fin", "block")
 
     def __init__(self, seq, addr, nbytes, site, what):
         self.seq, self.addr, self.nbytes, self.site, self.what = seq, addr, nbytes, site, what
         self.fin = None
+        self.block = None  # device arrays: a weak reference to the Block (free() finds it by address)
 
     def __repr__(self):
         return "%s (%d bytes) made at %s" % (self.what, self.nbytes, self.site)
@@ -204,16 +206,23 @@ class Runtime:
         return d
 
     # ---- arrays
-    def _alloc(self, nbytes, align, what, timeout=None, fill=None):
+    def _alloc(self, nbytes, align, what, timeout=None, fill=None, device=False):
         """fill: None, or a buffer whose bytes repeat over the block, written before the
-        allocation's closing barrier (a peer's put right after it returns is never lost)."""
+        allocation's closing barrier (a peer's put right after it returns is never lost).
+        device: in the device heap (the fill written through the CUDA driver)."""
         site = _caller_site()
-        blk = self._c._alloc(max(int(nbytes), 1), int(align), site, _timeout(timeout), fill)
+        if device:
+            blk = self._c._alloc_device(max(int(nbytes), 1), int(align), site, _timeout(timeout),
+                                        None if fill is None else np.ascontiguousarray(fill).tobytes())
+        else:
+            blk = self._c._alloc(max(int(nbytes), 1), int(align), site, _timeout(timeout), fill)
         self._seq += 1
         rec = _Record(self._seq, blk.addr, int(nbytes), site, what)
         self._records[rec.seq] = rec
         self._by_addr[blk.addr] = rec.seq
         rec.fin = weakref.finalize(blk, self._dropped, rec.seq)
+        if device:
+            rec.block = weakref.ref(blk)
         return blk
 
     def _dropped(self, seq):
@@ -224,21 +233,52 @@ class Runtime:
         warnings.warn("symmem: %r was dropped without symmem.free(); it stays allocated until symmem.collect() "
                       "(collective) or finalize()" % rec, ResourceWarning, stacklevel=2)
 
-    def _new(self, shape, dtype, order, fill, align=64, timeout=None):
-        """An array in the symmetric heap; fill (see _alloc) is in its memory order."""
+    def _new(self, shape, dtype, order, fill, align=64, timeout=None, device=None):
+        """An array in the symmetric heap; fill (see _alloc) is in its memory order.
+        device: "cpu" (None) or "cuda" / "cuda:N": see empty()."""
         dtype = np.dtype(dtype)
         if dtype.hasobject:
             raise DTypeError("symmetric arrays hold plain data, not Python objects (dtype %s)" % dtype)
         shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
         count = int(np.prod(shape, dtype=np.int64))
+        gpu = _device.parse_device(device)
+        if gpu is not None:
+            return self._new_device(shape, dtype, order, fill, align, timeout, gpu, count)
         what = "array %s %s" % (shape, dtype)
         blk = self._alloc(count * dtype.itemsize, align, what, timeout, fill)
         a = np.frombuffer(blk, dtype=dtype, count=count)
         return a.reshape(shape, order=order)
 
-    def empty(self, shape, dtype=float, order="C", *, align=64, timeout=None):
-        """A numpy.ndarray in the symmetric heap, uninitialised (collective, as shmem_malloc)."""
-        return self._new(shape, dtype, order, None, align, timeout)
+    def _new_device(self, shape, dtype, order, fill, align, timeout, gpu, count):
+        _device.dlpack_dtype(dtype)
+        if order not in ("C", "F"):
+            raise InvalidArgument("order=%r: device arrays are made in order \"C\" or \"F\"" % (order,))
+        what = "device array %s %s" % (shape, dtype)
+        blk = self._alloc(count * dtype.itemsize, align, what, timeout, fill, device=True)
+        ordinal = self._c._device_ordinal()
+        if gpu >= 0 and gpu != ordinal:
+            # Allocated on every PE already: kept for collect() / finalize(), not returned.
+            seq = self._by_addr.pop(blk.addr)
+            rec = self._records.pop(seq)
+            rec.fin.detach()
+            self._orphans[seq] = rec
+            raise InvalidArgument("device=\"cuda:%d\": this PE is bound to GPU %d (SYMMEM_DEVICE, symmem-run --gpus); "
+                                  "say device=\"cuda\" (the allocation is left to symmem.collect())" % (gpu, ordinal))
+        strides = None
+        if order == "F":
+            strides, step = [], dtype.itemsize
+            for s in shape:
+                strides.append(step)
+                step *= max(s, 1)
+        return _device.wrap(_device.DeviceArray(blk.addr, shape, dtype, ordinal, blk, strides))
+
+    def empty(self, shape, dtype=float, order="C", *, align=64, timeout=None, device=None):
+        """A numpy.ndarray in the symmetric heap, uninitialised (collective, as shmem_malloc).
+        device="cuda" (or "cuda:N", N this PE's GPU): in the device heap, on the GPU this PE
+        is bound to; returns a torch CUDA tensor when torch is importable, else a
+        symmem.DeviceArray (__cuda_array_interface__, __dlpack__) for CuPy and others.
+        Raises DeviceUnavailable on every PE, with the reason, when some PE has no usable GPU."""
+        return self._new(shape, dtype, order, None, align, timeout, device)
 
     # The initialising constructors fill this PE's copy inside the allocation, before its
     # closing barrier (as shmem_calloc): a peer may write into it as soon as its call returns.
@@ -261,25 +301,55 @@ class Runtime:
         return self._new(shape, dtype, order, v.ravel(order="K"), **kw)
 
     def array(self, obj, dtype=None, **kw):
+        if _device.is_device_object(obj):
+            raise DeviceNotSupported("array(): copying from device memory is not implemented yet; make the "
+                                     "array with zeros/empty(..., device=\"cuda\") and copy on the GPU")
         src = np.asarray(obj, dtype=dtype)
         return self._new(src.shape, src.dtype, "C", np.ascontiguousarray(src), **kw)
 
-    def empty_like(self, x, dtype=None, **kw):
+    @staticmethod
+    def _like(x, dtype, kw):
+        """(shape, dtype) of x; a device object's device is the default of device=."""
+        if _device.is_device_object(x):
+            _, shape, _, xdtype = _device.describe(x)
+            kw.setdefault("device", "cuda")
+            return shape, dtype or xdtype
         x = np.asarray(x)
-        return self.empty(x.shape, dtype or x.dtype, **kw)
+        return x.shape, dtype or x.dtype
+
+    def empty_like(self, x, dtype=None, **kw):
+        shape, dtype = self._like(x, dtype, kw)
+        return self.empty(shape, dtype, **kw)
 
     def zeros_like(self, x, dtype=None, **kw):
-        x = np.asarray(x)
-        return self.zeros(x.shape, dtype or x.dtype, **kw)
+        shape, dtype = self._like(x, dtype, kw)
+        return self.zeros(shape, dtype, **kw)
 
     def signals(self, n=1, **kw):
         """n signal words (uint64, zeroed) for put_signal / signal_wait_until."""
         return self.zeros(n, np.uint64, **kw)
 
+    def _device_block(self, a):
+        """The Block of a device array made here (a tensor or DeviceArray at its start)."""
+        ptr = _device.describe(a)[0]
+        seq = self._by_addr.get(ptr)
+        if seq is None:
+            raise NotSymmetricError("free: not the start of a device array made by symmem (device=\"cuda\")")
+        blk = getattr(self._records[seq], "block", None)
+        blk = blk() if blk is not None else None
+        if blk is None:
+            raise StateError("free: the device array's block is gone")
+        return blk
+
     def _owner_of(self, a):
         """(the object the arrays' .base points to, the Block) of a view of a symmetric array."""
         if isinstance(a, _symmem.Block):
             return a, a
+        if _device.is_device_object(a):
+            # Tensors that view it (slices, peers' views of it) are not counted: freeing is
+            # collective and the caller's promise, as cudaFree's.
+            b = self._device_block(a)
+            return b, b
         x = a
         if not isinstance(x, np.ndarray):
             from ._util import as_array
@@ -362,9 +432,25 @@ class Runtime:
 
     def peers(self, a, team=None, readonly=False):
         team = team or self.team_world
-        return [self._c.peer(a, team.translate_pe(i, self.team_world), readonly=readonly) for i in range(team.n_pes)]
+        return [self.peer(a, team.translate_pe(i, self.team_world), readonly=readonly) for i in range(team.n_pes)]
 
     # ---- teams (module-level conveniences on the world team)
+    def peer(self, a, pe, *, readonly=False):
+        """PE pe's copy of the symmetric array a, as an array of the same kind that loads and
+        stores into it (node peers only). A device array (device="cuda"): a torch tensor (or
+        DeviceArray) on the GPU over the peer's copy, at ptr + (pe - me) * device heap size."""
+        if type(a) is np.ndarray or not _device.is_device_object(a):
+            return self._c.peer(a, pe, readonly=readonly)
+        if readonly:
+            raise InvalidArgument("peer(readonly=True): device views cannot be made read-only")
+        ptr, shape, strides, dtype = _device.describe(a)
+        lo, hi = _device.extent(shape, strides, dtype.itemsize)
+        remote = self._c._device_peer(ptr + lo, hi - lo, int(pe))
+        if remote is None:
+            raise InvalidArgument("peer: PE %d is not reachable by load/store from this PE (another node)" % pe)
+        view = _device.DeviceArray(remote - lo, shape, dtype, self._c._device_ordinal(), a, strides)
+        return _device.wrap(view)
+
     def _team(self, team):
         return team if team is not None else self.team_world
 

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 #include "common/config.hpp"
 #include "common/log.hpp"
@@ -159,6 +161,33 @@ Result<std::unique_ptr<DeviceHeap>> DeviceHeap::create(const DeviceHeapParams& p
   return h;
 }
 
+Status DeviceHeap::fill(char* dst, size_t n, const void* pattern, size_t k) const {
+  const Driver* d = load_driver(nullptr);
+  if (!d) return Status(Errc::kState, "the CUDA driver is not loaded");
+  if (n == 0 || k == 0) return Status::Ok();
+  const auto* pat = static_cast<const unsigned char*>(pattern);
+  auto cu_fail = [&](const char* call, CUresult r) {
+    return Status(Errc::kIo, "PE " + std::to_string(rank_) + ": " + d->error(call, r) + " initialising " +
+                                 std::to_string(n) + " bytes of device memory");
+  };
+  if (CUresult r = d->cuCtxSetCurrent(static_cast<CUcontext>(ctx_)); r != CUDA_SUCCESS)
+    return cu_fail("cuCtxSetCurrent", r);
+  if (std::all_of(pat, pat + std::min(k, n), [&](unsigned char c) { return c == pat[0]; })) {
+    if (CUresult r = d->cuMemsetD8(CUdeviceptr(dst), pat[0], n); r != CUDA_SUCCESS) return cu_fail("cuMemsetD8", r);
+  } else {
+    // A whole number of patterns per chunk, so that every chunk starts at a pattern's start.
+    const size_t chunk = std::min(n, std::max(k, (size_t(4) << 20) / k * k));
+    std::vector<unsigned char> buf(chunk);
+    for (size_t i = 0; i < chunk; i += k) std::memcpy(buf.data() + i, pat, std::min(k, chunk - i));
+    for (size_t done = 0; done < n; done += chunk)
+      if (CUresult r = d->cuMemcpyHtoD(CUdeviceptr(dst + done), buf.data(), std::min(chunk, n - done));
+          r != CUDA_SUCCESS)
+        return cu_fail("cuMemcpyHtoD", r);
+  }
+  if (CUresult r = d->cuCtxSynchronize(); r != CUDA_SUCCESS) return cu_fail("cuCtxSynchronize", r);
+  return Status::Ok();
+}
+
 DeviceHeap::~DeviceHeap() {
   const Driver* d = load_driver(nullptr);
   if (!d) return;
@@ -182,6 +211,7 @@ Status not_built() {
 
 Status DeviceHeap::usable() { return not_built(); }
 Result<std::unique_ptr<DeviceHeap>> DeviceHeap::create(const DeviceHeapParams&) { return not_built(); }
+Status DeviceHeap::fill(char*, size_t, const void*, size_t) const { return not_built(); }
 DeviceHeap::~DeviceHeap() = default;
 
 #endif

@@ -60,6 +60,10 @@ class DeviceHeap {
   int rank() const { return rank_; }
   int npes() const { return npes_; }
   void* context() const { return ctx_; }  // the GPU's primary context (a CUcontext), retained
+  // Writes `pattern` (k bytes) repeated over the n bytes at dst, in this PE's slot, from the
+  // calling thread (the primary context made current), and returns when they are written:
+  // cuMemsetD8 for one repeated byte, else cuMemcpyHtoD from a host staging buffer.
+  Status fill(char* dst, size_t n, const void* pattern, size_t k) const;
   // e.g. "GPU 0 (NVIDIA H100 80GB HBM3), 1G per PE, 4 PEs of this node mapped"
   const std::string& describe() const { return desc_; }
 
@@ -71,7 +75,7 @@ class DeviceHeap {
   uint64_t size_ = 0, reserved_bytes_ = 0;
   unsigned long long own_handle_ = 0;
   bool have_own_ = false, ctx_retained_ = false;
-  void* ctx_ = nullptr;
+  void* ctx_ = nullptr;  // the retained primary context (CUcontext)
   std::vector<int> mapped_;  // PEs whose slot is mapped
   std::string desc_;
 };

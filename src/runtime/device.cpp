@@ -66,7 +66,7 @@ static RoundResult device_round(Runtime::Impl& r, const char* call, AllocOp op, 
   return out;
 }
 
-void* Runtime::Impl::device_alloc(const char* call, size_t size, size_t align) {
+void* Runtime::Impl::device_alloc(const char* call, size_t size, size_t align, const void* fill, size_t fill_bytes) {
   if (size == 0) return nullptr;
   dfx::CollArgs da;
   da.bytes = size;
@@ -76,10 +76,32 @@ void* Runtime::Impl::device_alloc(const char* call, size_t size, size_t align) {
   // Slots start at multiples of the granularity (at least 2 MiB) from a granularity-aligned base.
   if (align > (2ull << 20))
     fail(Errc::kInvalidArgument, call, "alignment %zu of device memory: at most 2 MiB is supported", align);
+  // The block is filled before the round that lets the PEs go on: a fill that fails counts as
+  // this PE's allocation failing.
+  auto initialise = [&](const device::DeviceHeap& h, uint64_t at, std::string* why) {
+    if (!fill || !fill_bytes) return true;
+    Status s = h.fill(h.my_heap() + at, size, fill, fill_bytes);
+    if (!s.ok()) *why = s.message();
+    return s.ok();
+  };
+  auto null_on_every_pe = [&](const std::string& reason) -> void* {
+    dev_last_why_ = reason;
+    log_pe(LogLevel::kWarn, rank_, "%s(%zu, SHMEMX_MALLOC_DEVICE) returns NULL on every PE: %s", call, size,
+           reason.c_str());
+    return nullptr;
+  };
 
   const bool first = dev_state_ == DevState::kUnknown;
   bool ok = false;
-  std::optional<uint64_t> off;
+  // The block's offset in this PE's slot, once placed (plain values: gcc's
+  // -Wmaybe-uninitialized misreads a std::optional here).
+  bool placed = false;
+  uint64_t off = 0;
+  auto place = [&](Allocator& a) {
+    std::optional<uint64_t> o = a.alloc(size, align);
+    placed = o.has_value();
+    off = o.value_or(0);
+  };
   std::string why;
   if (first) {
     Status s = all_shm_ ? device::DeviceHeap::usable()
@@ -87,19 +109,20 @@ void* Runtime::Impl::device_alloc(const char* call, size_t size, size_t align) {
     ok = s.ok();
     why = s.message();
   } else if (dev_state_ == DevState::kReady) {
-    off = dev_alloc_->alloc(size, align);
-    ok = off.has_value();
-    if (!ok)
+    place(*dev_alloc_);
+    ok = placed && initialise(*dev_heap_, off, &why);
+    if (!placed)
       why = "device heap exhausted (" + format_size(dev_alloc_->bytes_in_use()) + " of " +
             format_size(dev_heap_size_) + " in use, largest free block " + format_size(dev_alloc_->largest_free()) +
-            "); raise SYMMEM_DEVICE_HEAP_SIZE";
+            "); raise SYMMEM_DEVICE_HEAP_SIZE (or InitAttr::device_heap_size)";
   } else {
     why = dev_why_;
   }
-  RoundResult rr = device_round(*this, call, AllocOp::kDevMalloc, size, align, ok, off.value_or(~0ull));
+  RoundResult rr = device_round(*this, call, AllocOp::kDevMalloc, size, align, ok, placed ? off : ~0ull);
 
   if (first && rr.all_ok) {
-    // Every PE can: create the heaps, exchange, map; then agree that all succeeded.
+    // Every PE can: create the heaps, exchange, map, place and fill the block; then agree
+    // that all succeeded.
     device::DeviceHeapParams hp;
     hp.rank = rank_;
     hp.npes = npes_;
@@ -111,34 +134,41 @@ void* Runtime::Impl::device_alloc(const char* call, size_t size, size_t align) {
     auto h = device::DeviceHeap::create(hp);
     bool made = h.ok();
     std::unique_ptr<device::DeviceOps> ops;  // the library's kernels, in the heap's context
+    std::unique_ptr<Allocator> a;
     if (!made) {
       why = h.status().message();
-    } else if (auto o = device::DeviceOps::create(**h); o.ok()) {
-      ops = std::move(*o);
-    } else {
+    } else if (auto o = device::DeviceOps::create(**h); !o.ok()) {
       made = false;
       why = "symmem's kernels cannot be loaded: " + o.status().message();
+    } else {
+      ops = std::move(*o);
+      a = std::make_unique<Allocator>((*h)->size());
+      (void)a->alloc(device::DeviceHeap::kReserved);  // the library's part of the slot: offset 0
+      // Deterministic and of the same size everywhere: the same answer on every PE.
+      place(*a);
+      if (placed) made = initialise(**h, off, &why);
     }
     rr = device_round(*this, call, AllocOp::kDevMalloc, size, align, made, 0);
     if (rr.all_ok) {
       dev_heap_ = std::move(*h);
       dev_ops_ = std::move(ops);
       dev_heap_size_ = dev_heap_->size();
-      dev_alloc_ = std::make_unique<Allocator>(dev_heap_size_);
-      (void)dev_alloc_->alloc(device::DeviceHeap::kReserved);  // the library's part of the slot: offset 0
+      dev_alloc_ = std::move(a);
       dev_my_heap_ = reinterpret_cast<uintptr_t>(dev_heap_->my_heap());
       dev_state_ = DevState::kReady;
       log_pe(LogLevel::kInfo, rank_, "device heap: %s", dev_heap_->describe().c_str());
-      // Deterministic and of the same size everywhere: the same answer on every PE.
-      off = dev_alloc_->alloc(size, align);
-      if (!off) {
-        log_pe(LogLevel::kWarn, rank_, "%s(%zu, SHMEMX_MALLOC_DEVICE) returns NULL on every PE: device heap of %s "
-               "is too small; raise SYMMEM_DEVICE_HEAP_SIZE", call, size, format_size(dev_heap_size_).c_str());
-        return nullptr;
-      }
-      return dev_heap_->my_heap() + *off;
+      if (!placed)
+        return null_on_every_pe("device heap of " + format_size(dev_heap_size_) +
+                                " is too small; raise SYMMEM_DEVICE_HEAP_SIZE (or InitAttr::device_heap_size)");
+      dev_last_why_.clear();
+      return dev_heap_->my_heap() + off;
     }
-    // h (if made) is destroyed here: another PE could not create or map its heap.
+    // h and a (if made) are destroyed here: another PE could not create, map or fill its heap.
+    placed = false;
+    if (made) {
+      // Only a heap failure is kept as the route's verdict; another PE's says why in its line.
+      why.clear();
+    }
   }
   if (first && !rr.all_ok) {
     dev_state_ = DevState::kFailed;
@@ -146,14 +176,14 @@ void* Runtime::Impl::device_alloc(const char* call, size_t size, size_t align) {
                             : "PE " + std::to_string(rr.first_bad) + " cannot use a GPU (its own line says why)";
   }
   if (!rr.all_ok) {
-    if (off) (void)dev_alloc_->free(*off);
+    if (placed) (void)dev_alloc_->free(off);  // placed here while another PE failed
     const std::string& reason = !why.empty() ? why : dev_why_;
-    log_pe(LogLevel::kWarn, rank_, "%s(%zu, SHMEMX_MALLOC_DEVICE) returns NULL on every PE: %s", call, size,
-           !reason.empty() ? reason.c_str()
-                           : ("PE " + std::to_string(rr.first_bad) + " could not allocate (its own line says why)").c_str());
-    return nullptr;
+    return null_on_every_pe(!reason.empty() ? reason
+                                            : "PE " + std::to_string(rr.first_bad) +
+                                                  " could not allocate (its own line says why)");
   }
-  return dev_heap_->my_heap() + *off;
+  dev_last_why_.clear();
+  return dev_heap_->my_heap() + off;
 }
 
 void Runtime::Impl::device_free(const char* call, void* ptr) {

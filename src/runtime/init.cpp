@@ -146,6 +146,9 @@ void apply_init_attr(const InitAttr& a, Config* c) {
   if (a.init_timeout_s > 0) c->init_timeout = a.init_timeout_s, c->set_by_api(Id::init_timeout, "init_timeout");
   if (a.op_timeout_s > 0) c->op_timeout = a.op_timeout_s, c->set_by_api(Id::op_timeout, "op_timeout");
   if (a.heap_size) c->symmetric_size = a.heap_size, c->set_by_api(Id::symmetric_size, "heap_size");
+  if (a.device_heap_size)
+    c->device_heap_size = a.device_heap_size, c->set_by_api(Id::device_heap_size, "device_heap_size");
+  if (a.device >= 0) c->device = a.device, c->set_by_api(Id::device, "device");
   if (!a.transport.empty() && a.transport != "auto") c->transport = a.transport, c->set_by_api(Id::transport, "transport");
   if (!a.tls.empty()) c->store_tls = a.tls, c->set_by_api(Id::store_tls, "tls");
   for (auto [value, field, id] : {std::tuple{&a.tls_ca_file, &c->tls_ca, Id::tls_ca},

@@ -576,6 +576,20 @@ void* Runtime::realloc(void* p, size_t n) {
   return impl_->collective_alloc("realloc", AllocOp::kRealloc, n, 64, p);
 }
 void Runtime::free(void* p) { impl_->collective_free("free", p); }
+void* Runtime::align_device(size_t a, size_t n, const void* pattern, size_t pattern_bytes) {
+  if (a == 0 || (a & (a - 1)))
+    impl_->fail(Errc::kInvalidArgument, "align_device", "alignment %zu is not a power of two", a);
+  return impl_->device_alloc("align_device", n, a, pattern, pattern_bytes);
+}
+std::string Runtime::device_error() const { return impl_->device_last_error(); }
+bool Runtime::device_heap(DeviceHeapInfo* out) const {
+  const auto& h = impl_->dev_heap_;
+  if (!h || !out) return false;
+  out->base = h->base();
+  out->heap_size = h->size();
+  out->device = h->device();
+  return true;
+}
 void Runtime::put(void* d, const void* s, size_t n, int pe) { impl_->put("put", d, s, n, pe); }
 void Runtime::get(void* d, const void* s, size_t n, int pe) { impl_->get("get", d, s, n, pe); }
 void Runtime::put_nbi(void* d, const void* s, size_t n, int pe) { impl_->put_nbi("put_nbi", d, s, n, pe); }

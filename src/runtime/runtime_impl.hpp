@@ -526,10 +526,15 @@ struct Runtime::Impl {
   // shmem_malloc_with_hints(size, SHMEMX_MALLOC_DEVICE): collective, checked like a host
   // allocation; creates the device heap on first use; NULL on every PE with the reason
   // logged when any PE cannot.
-  void* device_alloc(const char* call, size_t size, size_t align);
+  // fill (optional): `fill_bytes` bytes repeated over this PE's new block, written through
+  // the driver before the call's barrier, so no peer's kernel writes into the block first.
+  void* device_alloc(const char* call, size_t size, size_t align, const void* fill = nullptr, size_t fill_bytes = 0);
   void device_free(const char* call, void* ptr);
   // Why device allocations fail (empty while they may succeed or none was tried).
   const std::string& device_error() const { return dev_why_; }
+  // Why the latest device allocation returned NULL (the reason it logged); empty after one
+  // that succeeded.
+  const std::string& device_last_error() const { return dev_last_why_; }
 
   // ---- memory management (collective) ----
   // init (malloc / align only; calloc zeroes): fills this PE's new block before the closing
@@ -605,6 +610,7 @@ struct Runtime::Impl {
   enum class DevState : uint8_t { kUnknown, kReady, kFailed };
   DevState dev_state_ = DevState::kUnknown;
   std::string dev_why_;
+  std::string dev_last_why_;
   std::unique_ptr<device::DeviceHeap> dev_heap_;
   std::unique_ptr<device::DeviceOps> dev_ops_;  // made with the heap; destroyed before it
   std::unique_ptr<Allocator> dev_alloc_;

@@ -48,7 +48,7 @@ static int me, npes, errors;
 
 template <class T>
 static T* dev_alloc(size_t n) {
-  T* p = static_cast<T*>(shmem_malloc_with_hints(n * sizeof(T) ? n * sizeof(T) : 1, SHMEMX_MALLOC_DEVICE));
+  T* p = static_cast<T*>(shmem_malloc_with_hints(std::max<size_t>(n * sizeof(T), 1), SHMEMX_MALLOC_DEVICE));
   if (!p) {
     fprintf(stderr, "PE %d: device allocation of %zu bytes returned NULL on a GPU machine\n", me, n * sizeof(T));
     shmem_global_exit(1);

@@ -386,7 +386,9 @@ def test_bad_arguments(case):
         ["--bogus", "-n", "2", fake], ["-n"], ["--timeout", "-1", "-n", "1", fake],
         ["--timeout", "abc", "-n", "1", fake], ["--timeout", "nan", "-n", "1", fake], ["-x", "1BAD=2", "-n", "1", fake],
         ["-x", "SYMMEM_LAUNCHER_TEST_SURELY_UNSET", "-n", "1", fake], ["--tag-output=yes", "-n", "1", fake],
-        ["-n", "1", "--timeout"],
+        ["-n", "1", "--timeout"], ["--gpus", "", "-n", "1", fake], ["--gpus", "a", "-n", "1", fake],
+        ["--gpus", "3-1", "-n", "1", fake], ["--gpus", "0,,1", "-n", "1", fake], ["--gpus", "-1", "-n", "1", fake],
+        ["--gpus=0-", "-n", "1", fake], ["--gpus", "99999", "-n", "1", fake], ["-n", "1", "--gpus"],
     ]
     for args in cases:
         if fake in args:
@@ -399,9 +401,32 @@ def test_bad_arguments(case):
         check("SPAWNED" not in out, "%s: a PE was started" % args)
 
 
+def test_gpus(case):
+    # The PE with index i on its node gets SYMMEM_DEVICE=LIST[i mod len(LIST)]; --gpus wins over -x.
+    show = 'echo "$SYMMEM_RANK $SYMMEM_DEVICE"'
+    rc, out, err, _ = run(launcher("-n", 4, "--gpus", "0,1", "-x", "SYMMEM_DEVICE=9", "sh", "-c", show, case.marker))
+    check(rc == 0, err)
+    check(sorted(out.splitlines()) == ["0 0", "1 1", "2 0", "3 1"], out)
+    check("-x SYMMEM_DEVICE is ignored: --gpus sets it for each PE" in err, err)
+    rc, out, err, _ = run(launcher("-n", 3, "--gpus=2-3,0", "sh", "-c", show, case.marker))
+    check(rc == 0 and sorted(out.splitlines()) == ["0 2", "1 3", "2 0"], "rc %d out %r err %r" % (rc, out, err))
+    # emulated nodes of 3 PEs each: the index counts from each node's first PE
+    rc, out, err, _ = run(launcher("-n", 6, "--emulate-nodes", 2, "--gpus", "4-7", "sh", "-c", show, case.marker))
+    check(rc == 0 and sorted(out.splitlines()) == ["0 4", "1 5", "2 6", "3 4", "4 5", "5 6"],
+          "rc %d out %r err %r" % (rc, out, err))
+    # without --gpus the launcher sets nothing (the library's default: node index mod visible GPUs)
+    rc, out, err, _ = run(launcher("-n", 1, "sh", "-c", show, case.marker),
+                          env={k: v for k, v in os.environ.items() if k != "SYMMEM_DEVICE"})
+    check(rc == 0 and out == "0 \n", "rc %d out %r err %r" % (rc, out, err))
+    rc, out, err, _ = run(launcher("--gpus", "1-0", "-n", 1, "sh", "-c", show, case.marker))
+    check(rc == 2 and err.startswith("symmem-run: --gpus: '1-0' is not a list of GPU ordinals such as 0,1 or 0-3 "
+                                     "(the range '1-0' counts down)\n"), "rc %d err %r" % (rc, err))
+
+
 def test_help_and_version(case):
     rc, out, err, _ = run(launcher("--help"))
-    check(rc == 0 and out.startswith("usage: symmem-run") and "--timeout" in out and err == "", out + err)
+    check(rc == 0 and out.startswith("usage: symmem-run") and "--timeout" in out and "--gpus LIST" in out
+          and err == "", out + err)
     rc, out, err, _ = run(launcher("-h"))
     check(rc == 0 and out.startswith("usage: symmem-run"), out + err)
     rc, out, err, _ = run(launcher("--version"))

@@ -82,6 +82,17 @@ def test_mismatched_allocation_raises_on_every_pe():
     assert out.count("PE 0 mismatch.py:11") == 2 and out.count("PE 0: ") == 1 and out.count("PE 1: ") == 1, out
 
 
+@pytest.mark.parametrize("n", [1, 2])
+def test_device_without_gpu(n):
+    rc, out = symmem_run(n, "device_no_gpu.py", CUDA_VISIBLE_DEVICES="")
+    assert rc == 0, out
+    assert out.count("device no-gpu ok") == n, out
+    assert out.count("DeviceUnavailable: device=\"cuda\": device allocation of 80 bytes at device_no_gpu.py:11 "
+                     "failed on every PE: no usable CUDA device") == n, out
+    if n > 1:
+        assert out.count("SymmetryError: ") == n and "shmem_malloc_with_hints(SHMEMX_MALLOC_DEVICE)" in out, out
+
+
 @pytest.mark.parametrize("n", [2, 4, 8])
 def test_alloc_race_no_write_lost(n):
     rc, out = symmem_run(n, "alloc_race.py", "--rounds", "6", timeout=150)  # 8 PEs on 2 cores: ~20 s

@@ -281,3 +281,109 @@ def test_bad_input_does_not_crash():
     with pytest.raises(TypeError):
         sm.p(a, "x", 0, index=0)
     sm.free(a)
+
+
+# ---- device arrays (device="cuda"): what can be checked without a GPU. The objects carry a
+# pointer and never touch the memory, so a fake device address is enough here.
+FAKE = 0x7f0000200000
+
+
+def test_device_argument():
+    from symmem._device import parse_device
+    assert parse_device(None) is None and parse_device("cpu") is None
+    assert parse_device("cuda") == -1 and parse_device("CUDA:3") == 3
+    for bad in ("gpu", "cuda:", "cuda:x", "cuda:-1"):
+        with pytest.raises(sm.InvalidArgument, match="cuda:N"):
+            parse_device(bad)
+    with pytest.raises(sm.InvalidArgument, match="cuda:N"):
+        sm.zeros(3, device="gpu")  # refused before anything collective
+
+
+def test_device_array_cuda_array_interface():
+    d = sm.DeviceArray(FAKE, (3, 4), np.float32, 1, None)
+    cai = d.__cuda_array_interface__
+    assert cai["version"] == 3 and cai["data"] == (FAKE, False) and cai["shape"] == (3, 4)
+    assert cai["typestr"] == "<f4" and cai["strides"] is None  # C-contiguous
+    assert d.strides == (16, 4) and d.nbytes == 48 and d.device == "cuda:1" and d.__dlpack_device__() == (2, 1)
+    f = sm.DeviceArray(FAKE, (3, 4), np.int16, 0, None, strides=(2, 6))  # Fortran order
+    assert f.__cuda_array_interface__["strides"] == (2, 6) and f.__cuda_array_interface__["typestr"] == "<i2"
+    with pytest.raises(sm.InvalidArgument):
+        sm.DeviceArray(FAKE, (3,), np.float64, 0, None, strides=(3,))  # not a multiple of the item size
+    with pytest.raises(sm.DTypeError):
+        sm.DeviceArray(FAKE, (3,), ">f4", 0, None)
+    with pytest.raises(sm.DTypeError):
+        sm.DeviceArray(FAKE, (3,), object, 0, None)
+
+
+def test_device_array_dlpack_capsule():
+    import weakref
+
+    class Owner:
+        pass
+
+    owner = Owner()
+    alive = weakref.ref(owner)
+    d = sm.DeviceArray(FAKE, (2, 3, 5), np.complex64, 2, owner, strides=(8, 16, 48))
+    cap = d.__dlpack__(stream=7)
+    f = sm._symmem._dlpack_fields(cap)
+    assert f["data"] == FAKE and f["device"] == (2, 2) and f["dtype"] == (5, 64, 1) and f["byte_offset"] == 0
+    assert f["shape"] == [2, 3, 5] and f["strides"] == [1, 2, 6] and f["has_deleter"]
+    for dt, code in ((np.int64, (0, 64, 1)), (np.uint8, (1, 8, 1)), (np.float16, (2, 16, 1)), (np.bool_, (6, 8, 1))):
+        assert sm._symmem._dlpack_fields(sm.DeviceArray(FAKE, (1,), dt, 0, None).__dlpack__())["dtype"] == code
+    with pytest.raises(BufferError):
+        d.__dlpack__(dl_device=(1, 0))
+    # The capsule keeps the DeviceArray, and so what it holds, alive until it is released.
+    del d, owner
+    assert alive() is not None
+    del cap
+    assert alive() is None
+
+
+def test_dlpack_capsule_is_read_by_a_real_consumer():
+    # The same capsule code, on host memory (kDLCPU), read back by NumPy's DLPack importer.
+    src = np.arange(12, dtype=np.float64).reshape(3, 4)[:, ::2]  # strided: (32, 16) bytes
+
+    class Cpu:
+        def __dlpack__(self, stream=None, **kw):
+            return sm._symmem._dlpack_capsule(src, src.ctypes.data, list(src.shape),
+                                              [s // 8 for s in src.strides], 2, 64, 1, 0)
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    out = np.from_dlpack(Cpu())
+    assert out.shape == (3, 2) and out.strides == (32, 16) and (out == src).all()
+    assert out.ctypes.data == src.ctypes.data  # no copy
+
+
+def test_host_calls_refuse_device_memory_without_touching_it():
+    d = sm.DeviceArray(0x10, (4,), np.float64, 0, None)  # dereferencing it would crash the test
+    host = sm.zeros(4)
+    for call in (lambda: sm.put(host, d, 0), lambda: sm.get(d, host, 0), lambda: sm.p(d, 1.0, 0, index=0),
+                 lambda: sm.atomic_add(d, 1.0, 0), lambda: sm.array(d)):
+        with pytest.raises(sm.DeviceNotSupported, match="device memory") as e:
+            call()
+        assert isinstance(e.value, NotImplementedError)
+    with pytest.raises(sm.NotSymmetricError):
+        sm.free(d)
+    sm.free(host)
+
+
+def test_cpu_tensors_are_not_device_objects():
+    # torch.Tensor defines __cuda_array_interface__ on the class for every tensor (CPU ones
+    # raise); a CPU tensor must stay a host argument. Stand-ins with torch's shape:
+    from types import SimpleNamespace
+    from symmem._device import is_device_object
+
+    class Tensor:
+        __module__ = "torch"
+
+        def __init__(self, kind):
+            self.device = SimpleNamespace(type=kind)
+
+        @property
+        def __cuda_array_interface__(self):
+            raise AttributeError("Can't get __cuda_array_interface__ on non-CUDA tensor")
+
+    assert not is_device_object(Tensor("cpu")) and is_device_object(Tensor("cuda"))
+    assert not is_device_object(np.zeros(2)) and is_device_object(sm.DeviceArray(FAKE, (1,), np.uint8, 0, None))

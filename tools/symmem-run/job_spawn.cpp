@@ -94,10 +94,15 @@ Status Job::spawn_all() {
     std::string kv = *e;
     std::string name = kv.substr(0, kv.find('='));
     if (opts_.emulate_nodes > 0 && name == "SYMMEM_NODE_ID") continue;  // set per PE below
+    if (!opts_.gpus.empty() && name == "SYMMEM_DEVICE") continue;          // --gpus decides
     if (!overridden(name)) base.push_back(std::move(kv));
   }
   for (auto& [k, v] : opts_.env) {
     if (opts_.emulate_nodes > 0 && k == "SYMMEM_NODE_ID") continue;  // --emulate-nodes decides
+    if (!opts_.gpus.empty() && k == "SYMMEM_DEVICE") {
+      output_.message("-x SYMMEM_DEVICE is ignored: --gpus sets it for each PE");
+      continue;
+    }
     if (is_contract_var(k)) {
       output_.message(format("-x %s is ignored: symmem-run sets it for each PE", k.c_str()));
       continue;
@@ -140,6 +145,16 @@ Status Job::spawn_all() {
     if (opts_.emulate_nodes > 0) {
       const int k = opts_.emulate_nodes;
       env_s.push_back("SYMMEM_NODE_ID=emu" + std::to_string(int64_t(r) * k / n));
+    }
+    if (!opts_.gpus.empty()) {
+      // The PE's index on its node: its rank, or its place in its emulated node's block.
+      int local = r;
+      if (opts_.emulate_nodes > 0) {
+        const int64_t k = opts_.emulate_nodes, node = int64_t(r) * k / n;
+        while (local > 0 && int64_t(local - 1) * k / n == node) --local;
+        local = r - local;
+      }
+      env_s.push_back("SYMMEM_DEVICE=" + std::to_string(opts_.gpus[size_t(local) % opts_.gpus.size()]));
     }
     std::vector<char*> envp = c_array(env_s);
     std::string exec_error = format("symmem-run: PE %d: cannot execute '%s': ", r, exe_.c_str());

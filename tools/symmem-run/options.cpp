@@ -73,8 +73,43 @@ bool parse_env(const std::string& text, Options* opts, std::string* error) {
 
 }  // namespace
 
+bool parse_gpu_list(const std::string& text, std::vector<int>* out, std::string* error) {
+  constexpr long kMaxOrdinal = 1023;
+  auto bad = [&](const std::string& why) {
+    *error = "--gpus: '" + text + "' is not a list of GPU ordinals such as 0,1 or 0-3 (" + why + ")";
+    return false;
+  };
+  auto number = [&](const std::string& t, long* v) {
+    if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos) return false;
+    errno = 0;
+    *v = std::strtol(t.c_str(), nullptr, 10);
+    return errno == 0 && *v <= kMaxOrdinal;
+  };
+  std::vector<int> gpus;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const size_t dash = item.find('-');
+    long lo = 0, hi = 0;
+    if (dash == std::string::npos) {
+      if (!number(item, &lo)) return bad("'" + item + "' is not an ordinal 0.." + std::to_string(kMaxOrdinal));
+      hi = lo;
+    } else {
+      if (!number(item.substr(0, dash), &lo) || !number(item.substr(dash + 1), &hi))
+        return bad("'" + item + "' is not a range A-B of ordinals 0.." + std::to_string(kMaxOrdinal));
+      if (hi < lo) return bad("the range '" + item + "' counts down");
+    }
+    for (long g = lo; g <= hi; ++g) gpus.push_back(int(g));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  *out = std::move(gpus);
+  return true;
+}
+
 const char* usage_line() {
-  return "usage: symmem-run [--timeout S] [--hang-timeout S] [--hang-stacks] [--tag-output] [--emulate-nodes K] [-x VAR=VALUE]... -n N program [args...]";
+  return "usage: symmem-run [--timeout S] [--hang-timeout S] [--hang-stacks] [--tag-output] [--emulate-nodes K] [--gpus LIST] [-x VAR=VALUE]... -n N program [args...]";
 }
 
 const char* help_text() {
@@ -99,6 +134,10 @@ const char* help_text() {
          "  --emulate-nodes K     split the PEs into K emulated nodes (blocks of consecutive\n"
          "                        PEs, SYMMEM_NODE_ID=emu<k>): PEs of other blocks are reached\n"
          "                        through UCX as if on other hosts\n"
+         "  --gpus LIST           bind the PEs to GPUs: the PE with index i on its node gets\n"
+         "                        SYMMEM_DEVICE=LIST[i mod len(LIST)], the ordinal as CUDA\n"
+         "                        numbers the visible devices; LIST: 0,1 or 0-3 or 4-7,0\n"
+         "                        (without it: node index mod visible GPUs; docs/device.md)\n"
          "  -x, --env VAR=VALUE   set VAR in every PE (a bare VAR passes this shell's value);\n"
          "                        PEs inherit symmem-run's environment in any case\n"
          "  -h, --help            this text\n"
@@ -182,6 +221,9 @@ ParseOutcome parse_options(int argc, char** argv) {
       long k = std::strtol(v.c_str(), &end, 10);
       if (v.empty() || *end || k < 1 || k > 1000000) return fail("--emulate-nodes: '" + v + "' is not a number of nodes >= 1");
       o.emulate_nodes = int(k);
+    } else if (name == "--gpus") {
+      if (!value(&v)) return fail("--gpus needs a list of GPU ordinals, such as 0,1 or 0-3");
+      if (!parse_gpu_list(v, &o.gpus, &error)) return fail(error);
     } else if (name == "--tag-output" && takes_no_value()) {
       o.tag_output = true;
     } else if (name == "--hang-stacks" && takes_no_value()) {

@@ -17,6 +17,7 @@ struct Options {
   bool tag_output = false;
   bool hang_stacks = false;    // --hang-stacks: every live PE's stack in the hang report (gdb)
   int emulate_nodes = 0;  // --emulate-nodes K: SYMMEM_NODE_ID per PE, K blocks of PEs
+  std::vector<int> gpus;  // --gpus LIST: the PE with node index i gets SYMMEM_DEVICE=gpus[i % size]
   std::vector<std::pair<std::string, std::string>> env;  // -x VAR=VALUE, in order
   std::vector<std::string> program;                      // program and its arguments
 };
@@ -30,6 +31,10 @@ struct ParseOutcome {
 };
 
 ParseOutcome parse_options(int argc, char** argv);
+
+// --gpus LIST: "0,1", "0-3", "4-7,0": GPU ordinals in order (a range counts up). False with
+// *error ("--gpus: ...") for anything else.
+bool parse_gpu_list(const std::string& text, std::vector<int>* out, std::string* error);
 
 // One line: "usage: symmem-run [options] -n N program [args...]".
 const char* usage_line();
