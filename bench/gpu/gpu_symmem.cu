@@ -56,6 +56,7 @@ __global__ void pingpong_kernel(sc::Heap h, unsigned long long* data, uint64_t* 
   *elapsed_ns = sc::detail::globaltimer() - t0;
 }
 
+#if defined(SHMEMX_HAVE_STREAM_OPS)
 // Barrier check: each PE writes `round` into its slot of every PE's array, the barrier, then
 // each PE counts the slots of its own array that do not hold `round` yet.
 __global__ void stamp_kernel(sc::Heap h, int* slots, int round) {
@@ -66,6 +67,7 @@ __global__ void check_stamps(sc::Heap h, const int* slots, int round, unsigned l
   for (int pe = threadIdx.x; pe < h.npes; pe += blockDim.x)
     if (reinterpret_cast<const volatile int*>(slots)[pe] != round) atomicAdd(errors, 1ull);
 }
+#endif
 
 struct Bench {
   sc::Heap h;
