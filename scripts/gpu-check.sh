@@ -56,7 +56,7 @@ card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
 [ -n "$card" ] && gpu=1
 mps_bin=$(command -v nvidia-cuda-mps-control || true)
-pyv() { timeout 60 "$PY" -c "$1" 2>/dev/null || echo "absent"; }
+pyv() { timeout 30 "$PY" -c "$1" 2>/dev/null || echo "absent"; }
 torch_v=$(pyv 'import torch; print(torch.__version__, "cuda", torch.version.cuda)')
 cupy_v=$(pyv 'import cupy; print(cupy.__version__)')
 nv_v=$(pyv 'import importlib.metadata as m; print(m.version("nvidia-nvshmem-cu13"))')
