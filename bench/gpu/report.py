@@ -76,6 +76,10 @@ def fmt(v, digits=3):
     return f"{v:.{digits}g}" if abs(v) < 1000 else f"{v:.0f}"
 
 
+def fmt_ratio(r):
+    return "-" if r is None else f"{r:.2f}"
+
+
 def ratio(a, b):
     return a / b if a is not None and b not in (None, 0) else None
 
@@ -103,7 +107,7 @@ def evaluate(vals):
             vs.append(v)
         else:
             v = ""
-        rows.append([size_name(s), fmt(sym), fmt(lim), fmt(r, 2), fmt(nv), v])
+        rows.append([size_name(s), fmt(sym), fmt(lim), fmt_ratio(r), fmt(nv), v])
     if not any(s >= PUT_MIN for s in sizes):
         vs.append(NONE)
     out["put"] = (verdict_of(vs), ["size", "symmem GB/s", "D2D copy GB/s", "symmem / copy", "NVSHMEM GB/s",
@@ -113,7 +117,7 @@ def evaluate(vals):
     r = ratio(sym, nv)
     v = NONE if r is None else (PASS if r <= 1.0 else MISS)
     out["pingpong"] = (v, ["size", "symmem us", "NVSHMEM us", "symmem / NVSHMEM", "no slower"],
-                       [["8 B", fmt(sym), fmt(nv), fmt(r, 2), v]])
+                       [["8 B", fmt(sym), fmt(nv), fmt_ratio(r), v]])
 
     rows, vs = [], []
     for s in REDUCE_SIZES:
@@ -129,7 +133,7 @@ def evaluate(vals):
                                                          (f"over {REF_FACTOR:g}x the one-process sum", rr > REF_FACTOR))
                                         if bad) + ")"
         vs.append(MISS if v.startswith(MISS) else v)
-        rows.append([size_name(s), fmt(sym), fmt(tor), fmt(rt, 2), fmt(ref), fmt(rr, 2), fmt(nv), v])
+        rows.append([size_name(s), fmt(sym), fmt(tor), fmt_ratio(rt), fmt(ref), fmt_ratio(rr), fmt(nv), v])
     out["allreduce"] = (verdict_of(vs), ["size per PE", "symmem us", "torch one-shot us", "symmem / torch",
                                          "one-process sum us", "symmem / sum", "NVSHMEM us",
                                          f"<= torch and <= {REF_FACTOR:g}x sum"], rows)
@@ -141,7 +145,7 @@ def evaluate(vals):
     else:
         v = PASS if rt <= 1.0 and rn <= 1.0 else MISS
     out["barrier"] = (v, ["symmem us", "torch us", "NVSHMEM us", "symmem / torch", "symmem / NVSHMEM",
-                          "<= torch and <= NVSHMEM"], [[fmt(sym), fmt(tor), fmt(nv), fmt(rt, 2), fmt(rn, 2), v]])
+                          "<= torch and <= NVSHMEM"], [[fmt(sym), fmt(tor), fmt(nv), fmt_ratio(rt), fmt_ratio(rn), v]])
     return out
 
 
@@ -169,12 +173,16 @@ def load(run_dir):
         if m:
             with open(os.path.join(run_dir, name)) as f:
                 runs[int(m.group(1))] = parse_csv(f.read())
-    functional = ""
-    fpath = os.path.join(run_dir, "functional.txt")
-    if os.path.exists(fpath):
-        with open(fpath) as f:
-            functional = f.read().strip()
+    functional = read_text(os.path.join(run_dir, "functional.txt"))
+    meta["steps"] = read_text(os.path.join(run_dir, "steps.txt"))
     return meta, runs, functional
+
+
+def read_text(path):
+    if not os.path.exists(path):
+        return ""
+    with open(path) as f:
+        return f.read().strip()
 
 
 def page(meta, runs, functional):
@@ -193,6 +201,8 @@ def page(meta, runs, functional):
            f"| torch | {m('torch', '?')} |",
            f"| PEs | {', '.join(str(p) for p in sorted(runs)) or 'none'} (all on the one GPU) |", ""]
     out += ["## Functional tests (tests/device/gpu_check.sh)", "", "```", functional or "(not run)", "```", ""]
+    if m("steps"):
+        out += ["## Steps of this run (scripts/gpu-check.sh)", "", "```", m("steps"), "```", ""]
     if not runs:
         out += ["No benchmark ran: no figures.", ""]
     for p in sorted(runs):
