@@ -9,7 +9,7 @@
 #   0. probe:  nvidia-smi -L, driver, MPS control binary, ulimit -n, ptrace_scope, and
 #              symmem-info's cuda route line (must say "usable").
 #   1. the no-GPU path still holds with the GPU hidden (CUDA_VISIBLE_DEVICES=):
-#              device.alloc_no_gpu via ctest.
+#              device_alloc at 3 PEs, as CTest's device.alloc_no_gpu.np3.
 #   2. device_api_test api, 2 PEs on the one GPU, without MPS: the device heap is created
 #              (cuMemCreate / export / SCM_RIGHTS / import / map), ring put-with-signal of
 #              1 MiB, p/g, warp get, atomics. Expect "ok". Without MPS the cross-process
@@ -26,6 +26,10 @@ B=${1:-build}
 OUT=gpu-check
 mkdir -p "$OUT"
 RUN="$B/tools/symmem-run/symmem-run"
+# A build copied from another machine: its libraries by their place in this tree, not by
+# the build machine's absolute runpath.
+libdirs=$(find "$B" -name 'libsymmem*.so*' -printf '%h\n' 2>/dev/null | sort -u | sed "s|^\([^/]\)|$PWD/\1|" | paste -sd:)
+export LD_LIBRARY_PATH=${libdirs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 API="$B/tests/device/device_api_test"
 : > "$OUT/summary.txt"
 fails=0
@@ -54,7 +58,10 @@ step() {  # step NAME EXPECT_REGEX TIMEOUT CMD...
 } > "$OUT/probe.log" 2>&1
 cat "$OUT/probe.log"
 step probe_cuda_route "^  cuda +usable" 30 grep -E "^  cuda +usable" "$OUT/probe.log"
-step no_gpu_path "100% tests passed" 120 ctest --test-dir "$B" -R 'device\.alloc' --output-on-failure
+# As CTest's device.alloc_no_gpu.np3, without CTest, whose files name the build machine's paths.
+step no_gpu_path "returns NULL on every PE: no usable CUDA device" 120 bash tests/mp/expect_fail.sh 0 \
+  "shmem_malloc_with_hints\(1048576, SHMEMX_MALLOC_DEVICE\) returns NULL on every PE: no usable CUDA device: " \
+  "$RUN" --timeout 60 -x CUDA_VISIBLE_DEVICES= -n 3 "$B/tests/device/device_alloc"
 step api_np2_nomps "put/signal/wait, p/g, warp get and atomics on 2 PEs: ok" 120 "$RUN" --timeout 100 -n 2 "$API" api
 if command -v nvidia-cuda-mps-control >/dev/null; then
   export CUDA_MPS_PIPE_DIRECTORY=$PWD/$OUT/mps-pipe CUDA_MPS_LOG_DIRECTORY=$PWD/$OUT/mps-log
