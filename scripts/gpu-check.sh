@@ -45,6 +45,8 @@ rm -f "$OUT"/np*.csv "$OUT"/steps.txt "$OUT"/functional.txt "$OUT"/leftovers.txt
 # A build copied from another machine: its libraries by their place in this tree, not by
 # the build machine's absolute rpath.
 libdirs=$(find "$B" -name 'libsymmem*.so*' -printf '%h\n' 2>/dev/null | sort -u | sed "s|^\([^/]\)|$ROOT/\1|" | paste -sd:)
+# scripts/gpu-bundle.sh puts the libraries a GPU image may lack (UCX's) in $B/lib.
+[ -d "$B/lib" ] && libdirs=$(cd "$B/lib" && pwd)${libdirs:+:$libdirs}
 export LD_LIBRARY_PATH=${libdirs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 left() { echo $((BUDGET - ($(date +%s) - START))); }

@@ -29,6 +29,8 @@ RUN="$B/tools/symmem-run/symmem-run"
 # A build copied from another machine: its libraries by their place in this tree, not by
 # the build machine's absolute runpath.
 libdirs=$(find "$B" -name 'libsymmem*.so*' -printf '%h\n' 2>/dev/null | sort -u | sed "s|^\([^/]\)|$PWD/\1|" | paste -sd:)
+# scripts/gpu-bundle.sh puts the libraries a GPU image may lack (UCX's) in $B/lib.
+[ -d "$B/lib" ] && libdirs=$(cd "$B/lib" && pwd)${libdirs:+:$libdirs}
 export LD_LIBRARY_PATH=${libdirs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 API="$B/tests/device/device_api_test"
 : > "$OUT/summary.txt"
