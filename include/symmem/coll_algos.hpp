@@ -333,7 +333,12 @@ SYMMEM_HD void reduce_members(X& x, const Team& t, T* out, const T* in, size_t c
   const size_t packs = packs_ok ? count / kN : 0;
   for (size_t p = tid; p < packs; p += nth) {
     A acc[kN];
-    for (int j0 = 0; j0 < t.size; j0 += kLoadGroup) {
+    {
+      const Pack<T> v0 = load16<Pack<T>>(x.peer(in, world_pe(t, 0)) + p * kN);
+      SYMMEM_ALGO_UNROLL
+      for (int e = 0; e < kN; ++e) acc[e] = Arith<T>::load(v0.v[e]);
+    }
+    for (int j0 = 1; j0 < t.size; j0 += kLoadGroup) {
       const int m = t.size - j0 < kLoadGroup ? t.size - j0 : kLoadGroup;
       Pack<T> v[kLoadGroup];
       SYMMEM_ALGO_UNROLL
@@ -343,10 +348,7 @@ SYMMEM_HD void reduce_members(X& x, const Team& t, T* out, const T* in, size_t c
       for (int k = 0; k < kLoadGroup; ++k) {
         if (k >= m) break;
         SYMMEM_ALGO_UNROLL
-        for (int e = 0; e < kN; ++e) {
-          const A a = Arith<T>::load(v[k].v[e]);
-          acc[e] = j0 + k == 0 ? a : combine<op>(acc[e], a);
-        }
+        for (int e = 0; e < kN; ++e) acc[e] = combine<op>(acc[e], Arith<T>::load(v[k].v[e]));
       }
     }
     Pack<T> o;
