@@ -27,7 +27,8 @@
 // will read this PE's src or dest any more (a final sync), so the buffers may be reused.
 // Between two collectives that split the same buffers differently (another nch or size),
 // every channel of the first must have returned on this PE (a kernel boundary does it).
-// World PEs must be < kMaxPes. Overlap of src and dest: see each function.
+// World PEs must be < kMaxPes and nch <= kMaxChannels (not checked). Overlap of src and
+// dest: see each function.
 #pragma once
 
 #include <stddef.h>

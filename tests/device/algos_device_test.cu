@@ -209,7 +209,8 @@ int main() {
   for (bool halves : {false, true})
     for (int blocks : {1, 4})
       for (int coll : {kBarrier, kSync, kBroadcast, kFcollect, kAlltoall})
-        for (size_t nb : {size_t(0), size_t(1), size_t(1003), size_t(1 << 20) + 24}) run_bytes(c, halves, blocks, coll, nb, seed++);
+        for (size_t nb : {size_t(0), size_t(1), size_t(1003), size_t(1 << 20) + 24})
+          run_bytes(c, halves, blocks, coll, nb, seed++);
   for (size_t n : {size_t(1), size_t(1003)}) {
     reduce_all_ops<DType::kF32>(c, n, seed += 100);
     reduce_all_ops<DType::kF16>(c, n, seed += 100);

@@ -360,13 +360,17 @@ TEST(AlgosHost, BytesLarge) { byte_collectives(Mode::kWorld, {3, 4}, {(1 << 20) 
 
 // ---- chains: calls back to back on the same buffers ----
 
-// Steps of a chain; the state of every member is simulated here.
-enum class Step { kOneShot, kTwoShot, kTwoShotInPlace, kAuto, kAlltoall, kBroadcast, kBroadcastInPlace };
+// Steps of a chain; the state of every member is simulated here. Odd rounds rewrite each
+// result after a PE-wide barrier of the channel threads (a kernel boundary) and scribble on
+// the dead source (a peer still reading it would see that); calls of the same kind run back
+// to back, calls of different kinds (which split the buffers differently) with a kernel
+// boundary between them, as coll_algos.hpp requires.
+enum class Step { kOneShot, kTwoShot, kTwoShotInPlace, kAuto, kAlltoall, kFcollect, kBroadcast, kBroadcastInPlace };
 
 void chain(Mode mode, Config cfg, const std::vector<Step>& steps, int rounds, uint64_t seed) {
   Env& e = env();
   const sa::Team t = team_for(mode);
-  const size_t m = 127, n = m * size_t(t.size);  // int64 elements; alltoall blocks of m
+  const size_t m = 2053, n = m * size_t(t.size);  // int64 elements; alltoall blocks of m
   auto* a = reinterpret_cast<int64_t*>(e.src);
   auto* b = reinterpret_cast<int64_t*>(e.dest);
   std::vector<std::vector<int64_t>> st(size_t(t.size), std::vector<int64_t>(n));
@@ -384,6 +388,10 @@ void chain(Mode mode, Config cfg, const std::vector<Step>& steps, int rounds, ui
       for (int i = 0; i < t.size; ++i)
         for (int j = 0; j < t.size; ++j)
           for (size_t k = 0; k < m; ++k) next[size_t(i)][size_t(j) * m + k] = st[size_t(j)][size_t(i) * m + k];
+    } else if (s == Step::kFcollect) {  // the first m elements of each member
+      for (int i = 0; i < t.size; ++i)
+        for (int j = 0; j < t.size; ++j)
+          for (size_t k = 0; k < m; ++k) next[size_t(i)][size_t(j) * m + k] = st[size_t(j)][k];
     } else if (s == Step::kBroadcast || s == Step::kBroadcastInPlace) {
       for (int i = 0; i < t.size; ++i) next[size_t(i)] = st[size_t(r % t.size)];
     } else {
@@ -415,6 +423,7 @@ void chain(Mode mode, Config cfg, const std::vector<Step>& steps, int rounds, ui
           break;
         case Step::kAuto: sa::allreduce<int64_t, sa::RedOp::kSum>(w.x, t, w.ch, w.nch, dst, src, n); break;
         case Step::kAlltoall: sa::alltoall(w.x, t, w.ch, w.nch, dst, src, m * 8); break;
+        case Step::kFcollect: sa::fcollect(w.x, t, w.ch, w.nch, dst, src, m * 8); break;
         case Step::kBroadcast: sa::broadcast(w.x, t, w.ch, w.nch, dst, src, n * 8, r % t.size); break;
         case Step::kBroadcastInPlace:
           dst = src;
@@ -423,8 +432,13 @@ void chain(Mode mode, Config cfg, const std::vector<Step>& steps, int rounds, ui
       }
       if (r % 2) {  // a kernel boundary, then the rewrite, then the next kernel
         w.all.arrive_and_wait();
-        for (size_t k = w.gtid; k < n; k += w.gthreads) dst[k] += int64_t(k) * (mp::rt().my_pe() + 1) + r;
+        for (size_t k = w.gtid; k < n; k += w.gthreads) {
+          dst[k] += int64_t(k) * (mp::rt().my_pe() + 1) + r;
+          if (src != dst) src[k] = -1;  // dead now; a peer still reading it would see this
+        }
         w.all.arrive_and_wait();
+      } else if (steps[size_t(r + 1) % steps.size()] != s) {
+        w.all.arrive_and_wait();  // the next call splits the buffers differently: a kernel boundary
       }
       cur_a = dst == a;
     }
@@ -444,10 +458,11 @@ TEST(AlgosHost, Chains) {
       {Step::kTwoShot},
       {Step::kTwoShotInPlace},
       {Step::kAlltoall},
+      {Step::kFcollect},
       {Step::kBroadcast},
       {Step::kBroadcastInPlace},
-      {Step::kOneShot, Step::kAlltoall, Step::kTwoShotInPlace, Step::kBroadcast, Step::kAuto, Step::kTwoShot,
-       Step::kBroadcastInPlace}};
+      {Step::kOneShot, Step::kAlltoall, Step::kTwoShotInPlace, Step::kBroadcast, Step::kFcollect, Step::kAuto,
+       Step::kTwoShot, Step::kBroadcastInPlace}};
   uint64_t seed = 5000;
   for (Mode m : {Mode::kWorld, Mode::kHalves})
     for (Config cfg : {Config{1, 1}, Config{3, 4}})
