@@ -11,8 +11,10 @@
 // hint); the formula does not need it to agree. Slots of PEs on other nodes stay reserved
 // and unmapped.
 //
-// The first kReserved bytes of each slot belong to the library (the device waits' hang
-// records, symmem/cuda.cuh); the runtime's allocator hands out the rest.
+// The first kReserved bytes of each slot belong to the library, zeroed at creation: the
+// device waits' hang record at offset 0 (symmem/cuda.cuh) and the device collectives' sync
+// area at algo::kDeviceSyncOffset (symmem/coll_algos.hpp); the runtime's allocator hands out
+// the rest.
 //
 // Created collectively by the node's PEs, lazily at the first device allocation (never at
 // init: a host-only job does not touch CUDA). Everything here fails with a Status naming
@@ -40,7 +42,9 @@ struct DeviceHeapParams {
 
 class DeviceHeap {
  public:
-  static constexpr uint64_t kReserved = 64 << 10;  // library's part at the start of each slot
+  // The library's part at the start of each slot: one 2 MiB allocation granule, room for
+  // the hang record and the collectives' sync area (128 KiB at 4 KiB) with space to grow.
+  static constexpr uint64_t kReserved = 2 << 20;
   static constexpr uint64_t kOpsScratch = kReserved - 4096;  // DeviceOps' words, in the last page of it
 
   // Whether this process could create a device heap (the driver loads and sees a device),

@@ -4,6 +4,7 @@
 // the library and loaded through the driver at the first use (device_ops.cpp): the library
 // links no CUDA runtime. Each kernel takes one KernelArgs by value (kernel_args.hpp).
 #include <symmem/cuda.cuh>
+#include <symmem/cuda_coll.cuh>
 
 #include "device/kernel_args.hpp"
 
@@ -63,3 +64,66 @@ extern "C" __global__ void symmem_k_amo(KernelArgs a) {
   if (a.n == 4) *a.result = (unsigned int)amo<unsigned int>(h, a);
   else *a.result = amo<unsigned long long>(h, a);
 }
+
+// ---- collectives: the shared algorithms (symmem/coll_algos.hpp) with BlockExec; each
+// block is a channel and syncs with the same block of every member.
+
+namespace {
+
+using symmem::algo::DType;
+using symmem::algo::RedOp;
+using symmem::device::CollKind;
+
+__device__ symmem::algo::Team team_of(const KernelArgs& a) {
+  return symmem::algo::Team{a.t_start, a.t_stride, a.t_size, a.t_me};
+}
+
+template <DType D, RedOp op>
+__device__ void reduce(const KernelArgs& a) {
+  using T = symmem::algo::elem_t<D>;
+  const sc::Heap h = heap_of(a);
+  sc::BlockExec x(h, a.timeout_ns);
+  const symmem::algo::Team t = team_of(a);
+  T* dest = static_cast<T*>(a.dest);
+  const T* src = static_cast<const T*>(a.src);
+  if (CollKind(a.kind) == CollKind::kReduceScatter)
+    symmem::algo::reduce_scatter<T, op>(x, t, int(blockIdx.x), int(gridDim.x), dest, src, a.n);
+  else
+    symmem::algo::allreduce<T, op>(x, t, int(blockIdx.x), int(gridDim.x), dest, src, a.n);
+}
+
+}  // namespace
+
+extern "C" __global__ void symmem_k_coll(KernelArgs a) {
+  const sc::Heap h = heap_of(a);
+  sc::BlockExec x(h, a.timeout_ns);
+  const symmem::algo::Team t = team_of(a);
+  const int ch = int(blockIdx.x), nch = int(gridDim.x);
+  switch (CollKind(a.kind)) {
+    case CollKind::kBarrier: symmem::algo::barrier(x, t, ch); break;
+    case CollKind::kBroadcast: symmem::algo::broadcast(x, t, ch, nch, a.dest, a.src, a.n, a.pe); break;
+    case CollKind::kFcollect: symmem::algo::fcollect(x, t, ch, nch, a.dest, a.src, a.n); break;
+    case CollKind::kAlltoall: symmem::algo::alltoall(x, t, ch, nch, a.dest, a.src, a.n); break;
+    default: break;  // the reductions have their own kernels
+  }
+}
+
+#define SYMMEM_REDUCE_KERNEL(NAME, D, OP) \
+  extern "C" __global__ void symmem_k_reduce_##NAME(KernelArgs a) { reduce<DType::D, RedOp::OP>(a); }
+SYMMEM_REDUCE_KERNEL(f32_sum, kF32, kSum)
+SYMMEM_REDUCE_KERNEL(f32_min, kF32, kMin)
+SYMMEM_REDUCE_KERNEL(f32_max, kF32, kMax)
+SYMMEM_REDUCE_KERNEL(f16_sum, kF16, kSum)
+SYMMEM_REDUCE_KERNEL(f16_min, kF16, kMin)
+SYMMEM_REDUCE_KERNEL(f16_max, kF16, kMax)
+SYMMEM_REDUCE_KERNEL(bf16_sum, kBF16, kSum)
+SYMMEM_REDUCE_KERNEL(bf16_min, kBF16, kMin)
+SYMMEM_REDUCE_KERNEL(bf16_max, kBF16, kMax)
+SYMMEM_REDUCE_KERNEL(i32_sum, kI32, kSum)
+SYMMEM_REDUCE_KERNEL(i32_min, kI32, kMin)
+SYMMEM_REDUCE_KERNEL(i32_max, kI32, kMax)
+SYMMEM_REDUCE_KERNEL(i32_prod, kI32, kProd)
+SYMMEM_REDUCE_KERNEL(i64_sum, kI64, kSum)
+SYMMEM_REDUCE_KERNEL(i64_min, kI64, kMin)
+SYMMEM_REDUCE_KERNEL(i64_max, kI64, kMax)
+SYMMEM_REDUCE_KERNEL(i64_prod, kI64, kProd)

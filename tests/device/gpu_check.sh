@@ -5,7 +5,7 @@
 #   bash tests/device/gpu_check.sh [BUILD_DIR]        (default: build)
 #
 # It writes gpu-check/summary.txt and gpu-check/*.log and exits 0 only if every step
-# passed. Steps, each under `timeout`, about 2 minutes in all:
+# passed. Steps, each under `timeout`, a few minutes in all:
 #   0. probe:  nvidia-smi -L, driver, MPS control binary, ulimit -n, ptrace_scope, and
 #              symmem-info's cuda route line (must say "usable").
 #   1. the no-GPU path still holds with the GPU hidden (CUDA_VISIBLE_DEVICES=):
@@ -19,6 +19,8 @@
 #              if the control binary exists; MPS is stopped afterwards.
 #   4. device_api_test deadline, 2 PEs: PE 1's wait expires after 50 ms and traps; PE 0
 #              reads PE 1's WaitRecord through the mapped heap. Expect "was recorded".
+#   5. algos_device_test, the device collectives (symmem/cuda_coll.cuh) against a host
+#              reference: 2 PEs without MPS, 2 and 4 with MPS (when it exists). Expect "ok".
 # Nothing here has run on a GPU yet (docs/device.md): the first run is the first test.
 set -u
 cd "$(dirname "$0")/../.."
@@ -33,6 +35,7 @@ libdirs=$(find "$B" -name 'libsymmem*.so*' -printf '%h\n' 2>/dev/null | sort -u 
 [ -d "$B/lib" ] && libdirs=$(cd "$B/lib" && pwd)${libdirs:+:$libdirs}
 export LD_LIBRARY_PATH=${libdirs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 API="$B/tests/device/device_api_test"
+ALGOS="$B/tests/device/algos_device_test"
 : > "$OUT/summary.txt"
 fails=0
 step() {  # step NAME EXPECT_REGEX TIMEOUT CMD...
@@ -65,12 +68,15 @@ step no_gpu_path "returns NULL on every PE: no usable CUDA device" 120 bash test
   "shmem_malloc_with_hints\(1048576, SHMEMX_MALLOC_DEVICE\) returns NULL on every PE: no usable CUDA device: " \
   "$RUN" --timeout 60 -x CUDA_VISIBLE_DEVICES= -n 3 "$B/tests/device/device_alloc"
 step api_np2_nomps "put/signal/wait, p/g, warp get and atomics on 2 PEs: ok" 120 "$RUN" --timeout 100 -n 2 "$API" api
+step algos_np2_nomps "type x op on 2 PEs: ok" 240 "$RUN" --timeout 220 -n 2 "$ALGOS"
 if command -v nvidia-cuda-mps-control >/dev/null; then
   export CUDA_MPS_PIPE_DIRECTORY=$PWD/$OUT/mps-pipe CUDA_MPS_LOG_DIRECTORY=$PWD/$OUT/mps-log
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
   if nvidia-cuda-mps-control -d; then
     step api_np2_mps "on 2 PEs: ok" 120 "$RUN" --timeout 100 -n 2 "$API" api
     step api_np4_mps "on 4 PEs: ok" 120 "$RUN" --timeout 100 -n 4 "$API" api
+    step algos_np2_mps "type x op on 2 PEs: ok" 240 "$RUN" --timeout 220 -n 2 "$ALGOS"
+    step algos_np4_mps "type x op on 4 PEs: ok" 240 "$RUN" --timeout 220 -n 4 "$ALGOS"
     echo quit | nvidia-cuda-mps-control
   else
     echo "FAIL mps_start (nvidia-cuda-mps-control -d)" | tee -a "$OUT/summary.txt"
