@@ -154,7 +154,7 @@ step() {
 
 # ---- b. the functional tests (they start and stop their own MPS) ----
 if [ "$(left)" -gt 240 ]; then
-  timeout -k 5 200 bash tests/device/gpu_check.sh "$B" > "$OUT/functional.log" 2>&1
+  timeout -k 5 300 bash tests/device/gpu_check.sh "$B" > "$OUT/functional.log" 2>&1
   rc=$?
   [ -f gpu-check/summary.txt ] && cp gpu-check/summary.txt "$OUT/functional.txt" 2>/dev/null
   [ $rc -eq 124 ] && echo "FAIL gpu_check.sh (timeout after 200 s)" >> "$OUT/functional.txt"

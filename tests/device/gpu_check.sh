@@ -21,6 +21,9 @@
 #              reads PE 1's WaitRecord through the mapped heap. Expect "was recorded".
 #   5. algos_device_test, the device collectives (symmem/cuda_coll.cuh) against a host
 #              reference: 2 PEs without MPS, 2 and 4 with MPS (when it exists). Expect "ok".
+#   6. device_ops_test: host calls on device memory at 2 PEs (no MPS needed); with MPS
+#              the stream-ordered forms at 2 PEs and every stream collective x type x op
+#              at 2 and 4 PEs, against a host reference. Expect "ok".
 # Nothing here has run on a GPU yet (docs/device.md): the first run is the first test.
 set -u
 cd "$(dirname "$0")/../.."
@@ -36,6 +39,7 @@ libdirs=$(find "$B" -name 'libsymmem*.so*' -printf '%h\n' 2>/dev/null | sort -u 
 export LD_LIBRARY_PATH=${libdirs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 API="$B/tests/device/device_api_test"
 ALGOS="$B/tests/device/algos_device_test"
+OPS="$B/tests/device/device_ops_test"
 : > "$OUT/summary.txt"
 fails=0
 step() {  # step NAME EXPECT_REGEX TIMEOUT CMD...
@@ -68,15 +72,20 @@ step no_gpu_path "returns NULL on every PE: no usable CUDA device" 120 bash test
   "shmem_malloc_with_hints\(1048576, SHMEMX_MALLOC_DEVICE\) returns NULL on every PE: no usable CUDA device: " \
   "$RUN" --timeout 60 -x CUDA_VISIBLE_DEVICES= -n 3 "$B/tests/device/device_alloc"
 step api_np2_nomps "put/signal/wait, p/g, warp get and atomics on 2 PEs: ok" 120 "$RUN" --timeout 100 -n 2 "$API" api
-step algos_np2_nomps "type x op on 2 PEs: ok" 240 "$RUN" --timeout 220 -n 2 "$ALGOS"
+# Host calls on device memory wait on no other process's kernel: no MPS needed.
+step ops_host_np2 "host on 2 PEs: ok" 60 "$RUN" --timeout 55 -n 2 "$OPS" host
+step algos_np2_nomps "type x op on 2 PEs: ok" 120 "$RUN" --timeout 110 -n 2 "$ALGOS"
 if command -v nvidia-cuda-mps-control >/dev/null; then
   export CUDA_MPS_PIPE_DIRECTORY=$PWD/$OUT/mps-pipe CUDA_MPS_LOG_DIRECTORY=$PWD/$OUT/mps-log
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
   if nvidia-cuda-mps-control -d; then
     step api_np2_mps "on 2 PEs: ok" 120 "$RUN" --timeout 100 -n 2 "$API" api
     step api_np4_mps "on 4 PEs: ok" 120 "$RUN" --timeout 100 -n 4 "$API" api
-    step algos_np2_mps "type x op on 2 PEs: ok" 240 "$RUN" --timeout 220 -n 2 "$ALGOS"
-    step algos_np4_mps "type x op on 4 PEs: ok" 240 "$RUN" --timeout 220 -n 4 "$ALGOS"
+    step algos_np2_mps "type x op on 2 PEs: ok" 120 "$RUN" --timeout 110 -n 2 "$ALGOS"
+    step ops_stream_np2 "stream on 2 PEs: ok" 60 "$RUN" --timeout 55 -n 2 "$OPS" stream
+    step ops_coll_np2 "coll on 2 PEs: ok" 120 "$RUN" --timeout 110 -n 2 "$OPS" coll
+    step ops_coll_np4 "coll on 4 PEs: ok" 120 "$RUN" --timeout 110 -n 4 "$OPS" coll
+    step algos_np4_mps "type x op on 4 PEs: ok" 120 "$RUN" --timeout 110 -n 4 "$ALGOS"
     echo quit | nvidia-cuda-mps-control
   else
     echo "FAIL mps_start (nvidia-cuda-mps-control -d)" | tee -a "$OUT/summary.txt"
