@@ -24,11 +24,12 @@ cmake -S . -B "$work" "${args[@]}" >/dev/null
 files=(src/capi/libsymmem.so tools/symmem-run/symmem-run tools/symmem-info/symmem-info
        tests/device/device_alloc tests/device/device_api_test tests/device/device_ops_test
        tests/device/algos_device_test bench/gpu/gpu_limit bench/gpu/gpu_symmem bench/gpu/gpu_nvshmem)
+known=$(cmake --build "$work" --target help)
 targets=()
 for f in "${files[@]}"; do
   t=$(basename "$f")
   [ "$t" = libsymmem.so ] && t=symmem
-  if cmake --build "$work" --target help | grep -q "\.\.\. $t\$"; then targets+=("$t"); fi
+  if grep -q "\.\.\. $t\$" <<<"$known"; then targets+=("$t"); fi
 done
 cmake --build "$work" -j"$(nproc)" --target "${targets[@]}"
 rm -rf "$out"

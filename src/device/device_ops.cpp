@@ -93,6 +93,7 @@ Status DeviceOps::launch(KernelId k, KernelArgs a, unsigned blocks, unsigned thr
 }
 
 Result<uint64_t> DeviceOps::amo(KernelArgs a) {
+  std::lock_guard<std::mutex> hold(amo_mu_);
   a.result = result_;
   if (Status s = launch(KernelId::amo, a, 1, 1, nullptr); !s.ok()) return s;
   uint64_t v = 0;

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 
 #include "common/status.hpp"
 #include "device/kernel_args.hpp"
@@ -46,6 +47,7 @@ class DeviceOps {
   void* stream_ = nullptr;   // CUstream: the synchronous calls'
   void* fn_[int(KernelId::kCount)] = {};  // CUfunction, looked up at create
   uint64_t* result_ = nullptr;  // device word for amo results (in the library's part of this PE's slot)
+  std::mutex amo_mu_;           // one amo at a time owns result_ (threads may share the runtime)
 };
 
 }  // namespace symmem::device

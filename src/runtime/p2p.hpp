@@ -173,9 +173,10 @@ inline T from_bits(uint64_t b) {
 }
 
 // An atomic on an object in device memory, done by the GPU (runtime/device_ops.cpp).
-template <class T>
-[[gnu::cold]] inline T device_amo(Impl& r, const char* call, device::AmoKind k, const T* addr, T value, T cond, int pe) {
-  return from_bits<T>(r.device_amo(call, int(k), const_cast<T*>(addr), sizeof(T), to_bits(value), to_bits(cond), pe));
+// (K a template argument: six arguments, all in registers, so the caller's frame is kept.)
+template <device::AmoKind K, class T>
+[[gnu::cold, gnu::noinline]] T device_amo(Impl& r, const char* call, const T* addr, T value, T cond, int pe) {
+  return from_bits<T>(r.device_amo(call, int(K), const_cast<T*>(addr), sizeof(T), to_bits(value), to_bits(cond), pe));
 }
 
 template <class T>
@@ -183,7 +184,7 @@ inline T atomic_fetch(Impl& r, const char* call, const T* src, int pe) {
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmoFetch, call, src, sizeof(T), pe);
   T v;
   const T* a = amo_addr(r, call, src, pe);
-  if (SYMMEM_UNLIKELY(!a)) return device_amo(r, call, device::AmoKind::kFetch, src, T(), T(), pe);
+  if (SYMMEM_UNLIKELY(!a)) return device_amo<device::AmoKind::kFetch>(r, call, src, T(), T(), pe);
   if (r.off_node(pe)) return from_bits<T>(r.ucx_->amo(UcxAmo::kFetch, const_cast<T*>(a), 0, 0, sizeof(T), pe, true));
   __atomic_load(a, &v, __ATOMIC_SEQ_CST);
   return v;
@@ -193,7 +194,7 @@ template <class T>
 inline void atomic_set(Impl& r, const char* call, T* dest, T value, int pe) {
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmo, call, dest, sizeof(T), pe);
   T* a = amo_addr(r, call, dest, pe);
-  if (SYMMEM_UNLIKELY(!a)) return (void)device_amo(r, call, device::AmoKind::kSet, dest, value, T(), pe);
+  if (SYMMEM_UNLIKELY(!a)) return (void)device_amo<device::AmoKind::kSet>(r, call, dest, value, T(), pe);
   r.dfx_write(dfx::Op::kAmo, call, dest, sizeof(T), pe, dfx_op_.on());
   if (r.off_node(pe)) return (void)r.ucx_->amo(UcxAmo::kSwap, a, to_bits(value), 0, sizeof(T), pe, true);
   __atomic_store(a, &value, __ATOMIC_SEQ_CST);
@@ -205,7 +206,7 @@ inline T atomic_swap(Impl& r, const char* call, T* dest, T value, int pe) {
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmoFetch, call, dest, sizeof(T), pe);
   T old;
   T* a = amo_addr(r, call, dest, pe);
-  if (SYMMEM_UNLIKELY(!a)) return device_amo(r, call, device::AmoKind::kSwap, dest, value, T(), pe);
+  if (SYMMEM_UNLIKELY(!a)) return device_amo<device::AmoKind::kSwap>(r, call, dest, value, T(), pe);
   r.dfx_write(dfx::Op::kAmoFetch, call, dest, sizeof(T), pe, dfx_op_.on());
   if (r.off_node(pe)) return from_bits<T>(r.ucx_->amo(UcxAmo::kSwap, a, to_bits(value), 0, sizeof(T), pe, true));
   __atomic_exchange(a, &value, &old, __ATOMIC_SEQ_CST);
@@ -218,7 +219,7 @@ inline T atomic_compare_swap(Impl& r, const char* call, T* dest, T cond, T value
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmoFetch, call, dest, sizeof(T), pe);
   T expected = cond;
   T* a = amo_addr(r, call, dest, pe);
-  if (SYMMEM_UNLIKELY(!a)) return device_amo(r, call, device::AmoKind::kCswap, dest, value, cond, pe);
+  if (SYMMEM_UNLIKELY(!a)) return device_amo<device::AmoKind::kCswap>(r, call, dest, value, cond, pe);
   r.dfx_write(dfx::Op::kAmoFetch, call, dest, sizeof(T), pe, dfx_op_.on());
   if (r.off_node(pe))
     return from_bits<T>(r.ucx_->amo(UcxAmo::kCswap, a, to_bits(value), to_bits(cond), sizeof(T), pe, true));
@@ -245,7 +246,7 @@ inline T atomic_fetch_op(Impl& r, const char* call, T* dest, T value, int pe) {
   static_assert(std::is_integral_v<T>);
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kAmoFetch, call, dest, sizeof(T), pe);
   T* a = amo_addr(r, call, dest, pe);
-  if (SYMMEM_UNLIKELY(!a)) return device_amo(r, call, device_op(Op), dest, value, T(), pe);
+  if (SYMMEM_UNLIKELY(!a)) return device_amo<device_op(Op)>(r, call, dest, value, T(), pe);
   r.dfx_write(dfx::Op::kAmoFetch, call, dest, sizeof(T), pe, dfx_op_.on());
   if (r.off_node(pe)) return from_bits<T>(r.ucx_->amo(ucx_op(Op), a, to_bits(value), 0, sizeof(T), pe, true));
   T old;
@@ -302,7 +303,7 @@ inline uint64_t* signal_addr(Impl& r, const char* call, const uint64_t* sig, int
 inline void signal_op(Impl& r, const char* call, uint64_t* sig, uint64_t value, int op, int pe) {
   dfx::OpScope dfx_op_(r.dfx_, dfx::Op::kSignal, call, sig, sizeof(uint64_t), pe);
   uint64_t* rs = signal_addr(r, call, sig, pe);
-  if (SYMMEM_UNLIKELY(!rs)) return r.device_signal(call, sig, value, op, pe, nullptr);
+  if (SYMMEM_UNLIKELY(!rs)) return r.device_signal_now(call, sig, value, op, pe);
   r.dfx_write(dfx::Op::kSignal, call, sig, sizeof(uint64_t), pe, dfx_op_.on());
   signal_update(r, call, rs, value, op, pe);
 }

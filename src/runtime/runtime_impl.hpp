@@ -62,7 +62,9 @@ struct Runtime::Impl {
     if (SYMMEM_UNLIKELY(static_cast<unsigned>(pe) >= static_cast<unsigned>(npes_))) bad_pe(call, pe);
     uintptr_t off = reinterpret_cast<uintptr_t>(addr) - my_heap_;
     if (SYMMEM_UNLIKELY(off >= heap_size_ || n > heap_size_ - off)) return translate_static(call, addr, n, pe);
-    return const_cast<char*>(static_cast<const char*>(addr)) + (int64_t(pe) - rank_) * int64_t(heap_size_);
+    char* r = const_cast<char*>(static_cast<const char*>(addr)) + (int64_t(pe) - rank_) * int64_t(heap_size_);
+    if (r == nullptr) __builtin_unreachable();  // a heap address: callers' device test (`!r`) folds away here
+    return r;
   }
   // Second chance for an address outside the heap: a global or static variable of the
   // executable (docs/static-data.md). PE p's copy is at static_copies_ + p*S. A second heap
@@ -125,9 +127,10 @@ struct Runtime::Impl {
       return put_seen(__builtin_return_address(0), dfx::Op::kPutNbi, call, dest, src, n, pe);
     put_plain(dfx::Op::kPutNbi, call, dest, src, n, pe, false);
   }
-  void put_plain(dfx::Op op, const char* call, void* dest, const void* src, size_t n, int pe, bool seen) {
+  [[gnu::always_inline]] void put_plain(dfx::Op op, const char* call, void* dest, const void* src, size_t n, int pe,
+                                        bool seen) {
     char* r = translate(call, dest, n, pe);
-    if (SYMMEM_UNLIKELY(!r)) return device_put(call, dest, src, n, pe, nullptr);  // device memory, or n == 0
+    if (SYMMEM_UNLIKELY(!r)) return device_put_now(call, dest, src, n, pe);  // device memory, or n == 0
     dfx_write(op, call, dest, n, pe, seen);
     if (off_node(pe)) return ucx_put(r, src, n, pe, op == dfx::Op::kPut);
     if (n) shm::put(r, src, n);
@@ -147,7 +150,7 @@ struct Runtime::Impl {
   }
   [[gnu::noinline]] void get_plain(const char* call, void* dest, const void* src, size_t n, int pe) {
     char* r = translate(call, src, n, pe);
-    if (SYMMEM_UNLIKELY(!r)) return device_get(call, dest, src, n, pe, nullptr);
+    if (SYMMEM_UNLIKELY(!r)) return device_get_now(call, dest, src, n, pe);
     if (off_node(pe)) return ucx_get(dest, r, n, pe, true);
     if (n) shm::get(dest, r, n);
   }
@@ -158,7 +161,7 @@ struct Runtime::Impl {
   void get_nbi(const char* call, void* dest, const void* src, size_t n, int pe) {
     dfx::OpScope dfx_op_(dfx_, dfx::Op::kGetNbi, call, src, n, pe, dest);
     char* r = translate(call, src, n, pe);
-    if (SYMMEM_UNLIKELY(!r)) return device_get(call, dest, src, n, pe, nullptr);
+    if (SYMMEM_UNLIKELY(!r)) return device_get_now(call, dest, src, n, pe);
     // Under the race check it completes before it returns, as on the node, so that a store
     // into the destination before quiet shows on its canary.
     if (off_node(pe)) return ucx_get(dest, r, n, pe, dfx_op_.on() && (dfx_.tools_ & dfx::kToolRace));
@@ -173,7 +176,7 @@ struct Runtime::Impl {
   template <class T>
   void p_plain(const char* call, T* dest, T value, int pe, bool seen) {
     T* r = reinterpret_cast<T*>(translate(call, dest, sizeof(T), pe));
-    if (SYMMEM_UNLIKELY(!r)) return device_put(call, dest, &value, sizeof(T), pe, nullptr);
+    if (SYMMEM_UNLIKELY(!r)) return device_p(call, dest, value, pe);
     dfx_write(dfx::Op::kPut, call, dest, sizeof(T), pe, seen);
     if (off_node(pe)) return ucx_put(r, &value, sizeof(T), pe, true);
     if constexpr (sizeof(T) <= 8) __atomic_store(r, &value, __ATOMIC_RELAXED);  // one store, never torn
@@ -197,11 +200,8 @@ struct Runtime::Impl {
   template <class T>
   T g_plain(const char* call, const T* src, int pe) {
     const T* r = reinterpret_cast<const T*>(translate(call, src, sizeof(T), pe));
+    if (SYMMEM_UNLIKELY(!r)) return device_g(call, src, pe);
     T v;
-    if (SYMMEM_UNLIKELY(!r)) {
-      device_get(call, &v, src, sizeof(T), pe, nullptr);
-      return v;
-    }
     if (off_node(pe)) {
       ucx_get(&v, r, sizeof(T), pe, true);
       return v;
@@ -523,6 +523,27 @@ struct Runtime::Impl {
   // Waits for the work queued on `stream` (shmemx_quiet_on_stream needs none: see there).
   void device_sync(const char* call, void* stream);
   char* device_peer(const char* call, const void* addr, size_t n, int pe);  // pe's copy, checked
+  // The data path's exits to the above: out of line, with at most five arguments, so that
+  // the host-memory path keeps its frame (no spills for a call it does not make).
+  [[gnu::cold, gnu::noinline]] void device_put_now(const char* call, void* dest, const void* src, size_t n, int pe) {
+    device_put(call, dest, src, n, pe, nullptr);
+  }
+  [[gnu::cold, gnu::noinline]] void device_get_now(const char* call, void* dest, const void* src, size_t n, int pe) {
+    device_get(call, dest, src, n, pe, nullptr);
+  }
+  template <class T>
+  [[gnu::cold, gnu::noinline]] void device_p(const char* call, T* dest, T value, int pe) {
+    device_put(call, dest, &value, sizeof(T), pe, nullptr);
+  }
+  template <class T>
+  [[gnu::cold, gnu::noinline]] T device_g(const char* call, const T* src, int pe) {
+    T v;
+    device_get(call, &v, src, sizeof(T), pe, nullptr);
+    return v;
+  }
+  [[gnu::cold, gnu::noinline]] void device_signal_now(const char* call, uint64_t* sig, uint64_t value, int op, int pe) {
+    device_signal(call, sig, value, op, pe, nullptr);
+  }
   // shmem_malloc_with_hints(size, SHMEMX_MALLOC_DEVICE): collective, checked like a host
   // allocation; creates the device heap on first use; NULL on every PE with the reason
   // logged when any PE cannot.
