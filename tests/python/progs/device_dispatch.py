@@ -11,6 +11,7 @@ sm.init(timeout=60)
 me, n = sm.my_pe(), sm.n_pes()
 peer = (me + 1) % n
 fake = sm.DeviceArray(0x7f0000400000, (16,), np.float32, 0, None)
+gathered = sm.DeviceArray(0x7f0000500000, (16 * n,), np.float32, 0, None)
 buf = np.zeros(16, np.float32)
 for name, call in (("put", lambda: sm.put(fake, buf, peer)), ("get", lambda: sm.get(buf, fake, peer)),
                    ("p", lambda: sm.p(fake, 1.5, peer, index=2))):
@@ -21,7 +22,7 @@ for name, call in (("put", lambda: sm.put(fake, buf, peer)), ("get", lambda: sm.
         assert "is not in the device heap" in str(e) and "target PE %d" % peer in str(e), str(e)
         if name == "put":
             print("PE %d: put: %s" % (me, e), flush=True)
-for name, call in (("reduce", lambda: sm.reduce(fake, fake)), ("fcollect", lambda: sm.fcollect(fake, fake)),
+for name, call in (("reduce", lambda: sm.reduce(fake, fake)), ("fcollect", lambda: sm.fcollect(gathered, fake)),
                    ("barrier", lambda: sm.barrier(stream=0))):
     try:
         call()
