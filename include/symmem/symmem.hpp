@@ -179,8 +179,8 @@ class SYMMEM_API Runtime {
   // ---- device memory (docs/device.md; collective as align(), freed with free()) ----
   // `bytes` in the device heap: memory of the GPU this PE is bound to (InitAttr::device,
   // SYMMEM_DEVICE, symmem-run --gpus; by default its index on the node modulo the visible
-  // GPUs), which kernels reach through symmem/cuda.cuh; host calls (put, get, atomics) do not
-  // take device addresses yet. The first such call creates the device heap
+  // GPUs), which kernels reach through symmem/cuda.cuh; host calls (put, get, atomics,
+  // signals) take device addresses too (the GPU does them; symmem/shmemx_device.h). The first such call creates the device heap
   // (InitAttr::device_heap_size / SYMMEM_DEVICE_HEAP_SIZE per PE). Returns nullptr on every
   // PE, with the reason logged and kept in device_error(), when any PE has no usable GPU (no
   // driver, no device, a build without the CUDA route, a job spanning nodes) or the device
@@ -220,6 +220,13 @@ class SYMMEM_API Runtime {
   // ---- RMA ----
   void put(void* dest, const void* src, size_t bytes, int pe);
   void get(void* dest, const void* src, size_t bytes, int pe);
+  // put / get whose symmetric side (dest of a put, src of a get) must be in the device heap
+  // (Error kInvalidArgument "... is not in the device heap" otherwise, never a host copy);
+  // the local side is any memory the GPU reaches, host or device. The GPU copies; complete
+  // at the target on return, as put/get (which take device addresses too, but cannot tell a
+  // mistaken device address from a bad host one).
+  void put_device(void* dest, const void* src, size_t bytes, int pe);
+  void get_device(void* dest, const void* src, size_t bytes, int pe);
   void put_nbi(void* dest, const void* src, size_t bytes, int pe);
   void get_nbi(void* dest, const void* src, size_t bytes, int pe);
   template <class T>

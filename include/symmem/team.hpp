@@ -172,6 +172,23 @@ class SYMMEM_API Team {
                  sizeof(T), static_cast<int>(detail::num_of<T>()), ReduceOp::kSum, kExscan);
   }
 
+  // ---- stream-ordered collectives on device memory (symmem/shmemx_device.h) ----
+  // The shmemx_*_on_stream forms on this team: queued on `stream` (a cudaStream_t /
+  // CUstream; nullptr: the CUDA default stream) and returning at once; done when the
+  // stream reaches them. Buffers are symmetric addresses in the device heap (Error
+  // kInvalidArgument "... is not in the device heap" otherwise); every member calls, in the
+  // same order. bytes: per PE (fcollect: dest holds n_pes() * bytes; alltoall: src and dest
+  // hold n_pes() blocks of bytes). Reductions: n elements of `type` (reduce_scatter: each
+  // member gets the reduction of block my_pe() of n elements, src holds n_pes() blocks);
+  // ops sum, min, max, and prod for the integer types (Error kInvalidArgument otherwise).
+  enum class DeviceType : int { kFloat, kHalf, kBfloat16, kInt32, kInt64 };
+  void sync_on_stream(void* stream);
+  void broadcast_on_stream(void* dest, const void* src, size_t bytes, int root, void* stream);
+  void fcollect_on_stream(void* dest, const void* src, size_t bytes, void* stream);
+  void alltoall_on_stream(void* dest, const void* src, size_t bytes, void* stream);
+  void reduce_on_stream(DeviceType type, ReduceOp op, void* dest, const void* src, size_t n, void* stream);
+  void reduce_scatter_on_stream(DeviceType type, ReduceOp op, void* dest, const void* src, size_t n, void* stream);
+
  private:
   friend class Runtime;
   enum Fold : int { kReduce, kInscan, kExscan };

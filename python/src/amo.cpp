@@ -9,7 +9,7 @@ py::object amo_via(PyRt& r, IO& rt, int npes, Amo k, py::handle a, py::handle v1
                    py::handle index) {
   const char* call = kAmoName[k];
   r.check_pe(call, pe, npes);
-  View v = view_of(a);
+  View v = view_any(a);  // device memory: the core's atomic kernels
   char* at = element(call, v, index);
   r.check_symmetric(call, "the atomic's array", at, size_t(v.itemsize));
   if (reinterpret_cast<uintptr_t>(at) % uintptr_t(v.itemsize))
@@ -71,8 +71,9 @@ py::object amo(PyRt& r, Amo k, py::handle a, py::handle v1, py::handle v2, int p
   return amo_via(r, r.need(kAmoName[k]), -1, k, a, v1, v2, pe, index);
 }
 
-uint64_t* signal_word(PyRt& r, const char* call, py::handle sig, py::handle index) {
-  View v = view_of(sig);
+uint64_t* signal_word(PyRt& r, const char* call, py::handle sig, py::handle index, bool* device) {
+  View v = view_any(sig);  // device memory: the core's signal kernels
+  if (device) *device = v.device;
   if (v.kind != 'u' || v.itemsize != 8)
     raise(exc->dtype, std::string(call) + ": a signal is a uint64 array (symmem.signals()), not " + dtype_name(v));
   char* at = element(call, v, index);
@@ -93,11 +94,15 @@ void put_signal_via(PyRt& r, IO& rt, int npes, std::vector<py::object>& pending,
                     py::handle src, py::handle sig, uint64_t value, int pe, py::handle op, py::handle index) {
   const char* call = nbi ? "put_signal_nbi" : "put_signal";
   r.check_pe(call, pe, npes);
-  View d = view_of(dst), s = view_of(src);
+  View d = view_any(dst), s = view_any(src);
   same_dtype(call, d, s);
   same_shape(call, d, s);
   if (!d.c_contig || !s.c_contig) raise(exc->shape, std::string(call) + ": dst and src must be contiguous");
-  uint64_t* w = signal_word(r, call, sig, index);
+  bool sig_device = false;
+  uint64_t* w = signal_word(r, call, sig, index, &sig_device);
+  if ((d.device || s.device || sig_device) && !(d.device && sig_device))
+    device_unsupported(call, "with device memory, dst and the signal must both be in the device heap "
+                             "(device=\"cuda\"); src may be host or device memory");
   SignalOp o = sig_op_of(op);
   const size_t bytes = size_t(d.size * d.itemsize);
   if (bytes >= kReleaseGilBytes) {

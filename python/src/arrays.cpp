@@ -59,7 +59,51 @@ View view_of(py::handle h) {
   return v;
 }
 
+py::object g_as_view;
+
+View view_any(py::handle h) {
+  if (py::isinstance<py::array>(h)) return view_of(h);
+  py::object g = g_as_view(h);
+  if (!py::isinstance<py::tuple>(g)) return view_of(g);
+  // (ptr, shape, byte strides, kind, itemsize) of device memory: geometry only.
+  auto t = g.cast<py::tuple>();
+  auto shape = t[1].cast<std::vector<ssize_t>>();
+  auto strides = t[2].cast<std::vector<ssize_t>>();
+  View v;
+  v.device = true;
+  v.geom = std::make_shared<std::vector<ssize_t>>(shape);
+  v.geom->insert(v.geom->end(), strides.begin(), strides.end());
+  v.data = reinterpret_cast<char*>(t[0].cast<uintptr_t>());
+  v.ndim = ssize_t(shape.size());
+  v.shape = v.geom->data();
+  v.strides = v.geom->data() + v.ndim;
+  v.itemsize = t[4].cast<ssize_t>();
+  v.kind = t[3].cast<std::string>().at(0);
+  v.size = 1;
+  for (ssize_t x : shape) v.size *= x;
+  ssize_t step = v.itemsize;
+  v.c_contig = true;
+  for (ssize_t i = v.ndim - 1; i >= 0; --i) {
+    if (v.shape[i] != 1 && v.strides[i] != step) v.c_contig = false;
+    step *= v.shape[i];
+  }
+  if (v.size == 0) v.c_contig = true;
+  v.writeable = true;
+  v.keep = py::reinterpret_borrow<py::object>(h);
+  return v;
+}
+
+void device_unsupported(const char* call, const std::string& what) {
+  raise(exc->unsupported, std::string(call) + ": " + what + " (docs/python.md, \"CUDA tensors\")");
+}
+
+void* stream_of(py::handle x, py::handle stream) {
+  static py::object* f = new py::object(py::module_::import("symmem._device").attr("stream_for"));
+  return reinterpret_cast<void*>((*f)(x, stream).cast<uintptr_t>());
+}
+
 std::string dtype_name(const View& v) {
+  if (v.device && v.kind == 'B') return "bfloat16";
   return py::str(v.keep.attr("dtype")).cast<std::string>();
 }
 

@@ -237,29 +237,26 @@ static PyObject* team_fast_call(PyObject* cap, PyObject* const* args, Py_ssize_t
     if (!*ref->alive) raise(exc->state, std::string(kTeamFast[Kind]) + ": the Team object is gone");
     PyTeam& pt = *ref->t;
     FastArgs a{args, nargs, kwnames, kTeamFast[Kind]};
+    // stream: only device collectives look at it (None: torch's current stream or 0).
+    PyObject* st = a.at(99, "stream");
+    const py::handle stream = st ? py::handle(st) : py::handle(Py_None);
     if constexpr (Kind == 0) {
-      a.check(3, {"dst", "src", "op", "timeout"});
+      a.check(3, {"dst", "src", "op", "timeout", "stream"});
       PyObject* op = a.at(2, "op");
       team_reduce(pt, 0, a.need(0, "dst"), a.need(1, "src"), op ? py::handle(op) : py::handle(kSum()),
-                  secs_of(a.at(99, "timeout")));
+                  secs_of(a.at(99, "timeout")), stream);
     } else if constexpr (Kind == 1) {
-      a.check(3, {"dst", "src", "root", "timeout"});
+      a.check(3, {"dst", "src", "root", "timeout", "stream"});
       PyObject* root = a.need(2, "root");
       long v = PyLong_AsLong(root);
       if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
-      team_move(pt, 0, a.need(0, "dst"), a.need(1, "src"), int(v), secs_of(a.at(99, "timeout")));
+      team_move(pt, 0, a.need(0, "dst"), a.need(1, "src"), int(v), secs_of(a.at(99, "timeout")), stream);
     } else if constexpr (Kind == 2 || Kind == 3) {
-      a.check(2, {"dst", "src", "timeout"});
-      team_move(pt, Kind == 2 ? 1 : 3, a.need(0, "dst"), a.need(1, "src"), 0, secs_of(a.at(99, "timeout")));
+      a.check(2, {"dst", "src", "timeout", "stream"});
+      team_move(pt, Kind == 2 ? 1 : 3, a.need(0, "dst"), a.need(1, "src"), 0, secs_of(a.at(99, "timeout")), stream);
     } else {
-      a.check(0, {"timeout"});
-      Team& me = pt.t(a.call);
-      if constexpr (Kind == 4) {
-        pt.r->blocking("barrier", secs_of(a.at(99, "timeout")), &me, [&] { me.barrier(); });
-        pt.r->release_pending();
-      } else {
-        pt.r->blocking("sync", secs_of(a.at(99, "timeout")), &me, [&] { me.sync(); });
-      }
+      a.check(0, {"timeout", "stream"});
+      team_barrier(pt, Kind == 5, secs_of(a.at(99, "timeout")), stream);
     }
     Py_RETURN_NONE;
   });

@@ -39,8 +39,10 @@ PYBIND11_MODULE(_symmem, m) {
   exc = new Exc{errs.attr("Error"),          errs.attr("InitError"),       errs.attr("StateError"),
                 errs.attr("HeapExhausted"),  errs.attr("InvalidArgument"), errs.attr("NotSymmetricError"),
                 errs.attr("ShapeError"),     errs.attr("DTypeError"),      errs.attr("PEError"),
-                errs.attr("Timeout"),        errs.attr("SymmetryError"),   errs.attr("DeviceUnavailable")};
+                errs.attr("Timeout"),        errs.attr("SymmetryError"),   errs.attr("DeviceUnavailable"),
+                errs.attr("DeviceNotSupported")};
   g_as_array = py::module_::import("symmem._util").attr("as_array");
+  g_as_view = py::module_::import("symmem._util").attr("as_view");
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {

@@ -77,7 +77,7 @@ using Clock = std::chrono::steady_clock;
 
 // The exception classes of symmem/_errors.py, looked up once at import (module.cpp).
 struct Exc {
-  py::object base, init, state, heap, invalid, not_sym, shape, dtype, pe, timeout, symmetry, device;
+  py::object base, init, state, heap, invalid, not_sym, shape, dtype, pe, timeout, symmetry, device, unsupported;
 };
 extern Exc* exc;
 
@@ -112,11 +112,27 @@ struct View {
   bool c_contig;
   bool writeable;
   py::object keep;  // the array (owns a reference when converted from another object)
+  // Device memory (a CUDA tensor, __cuda_array_interface__): data is a GPU address, never
+  // dereferenced here; shape and strides point into geom. Kind 'B' is bfloat16.
+  bool device = false;
+  std::shared_ptr<std::vector<ssize_t>> geom;
 };
 
 extern py::object g_as_array;  // symmem._util.as_array: torch tensors, buffers, lists -> ndarray
+extern py::object g_as_view;   // symmem._util.as_view: as_array, or a device object's geometry
 
+// A NumPy view of h; device objects raise DeviceNotSupported (the calls that use it take
+// host memory only).
 View view_of(py::handle h);
+// The same, and device objects give a View with device set: for the calls that hand device
+// addresses to the core (put/get, p/g, atomics, signals, one-word waits, collectives).
+View view_any(py::handle h);
+// Raises DeviceNotSupported: `what` on device memory.
+[[noreturn]] void device_unsupported(const char* call, const std::string& what);
+// The CUstream (as a pointer; nullptr: the default stream) of a collective on device
+// memory: `stream` (None, an int, a torch.cuda.Stream, a CuPy stream), or with None torch's
+// current stream when `x` is a torch tensor (symmem._device.stream_for).
+void* stream_of(py::handle x, py::handle stream);
 std::string dtype_name(const View& v);
 void same_dtype(const char* call, const View& d, const View& s);
 void same_shape(const char* call, const View& d, const View& s);
@@ -410,13 +426,19 @@ void p_(PyRt& r, py::handle dst, py::handle value, int pe, py::handle index);
 py::object g_(PyRt& r, py::handle src, int pe, py::handle index);
 py::object amo(PyRt& r, Amo k, py::handle a, py::handle v1, py::handle v2, int pe, py::handle index);
 
-// A signal word: element `index` of a symmetric uint64 array.
-uint64_t* signal_word(PyRt& r, const char* call, py::handle sig, py::handle index);
+// A signal word: element `index` of a symmetric uint64 array (host or device memory;
+// *device says which).
+uint64_t* signal_word(PyRt& r, const char* call, py::handle sig, py::handle index, bool* device = nullptr);
 
 // reduce (fold 0), inscan (1), exscan (2); broadcast (what 0), fcollect (1), collect (2),
 // alltoall (3): teams.cpp.
-void team_reduce(PyTeam& pt, int fold, py::handle dst, py::handle src, py::handle op_h, Secs timeout);
-py::object team_move(PyTeam& pt, int what, py::handle dst, py::handle src, int root, Secs timeout);
+// stream: a device collective's stream (see stream_of); ignored for host memory.
+void team_reduce(PyTeam& pt, int fold, py::handle dst, py::handle src, py::handle op_h, Secs timeout,
+                 py::handle stream = py::none());
+py::object team_move(PyTeam& pt, int what, py::handle dst, py::handle src, int root, Secs timeout,
+                     py::handle stream = py::none());
+// A team's barrier (sync: false) or sync; with a stream (not None) the stream-ordered form.
+void team_barrier(PyTeam& pt, bool sync, Secs timeout, py::handle stream);
 
 // Sets a Team object's fast collective calls (fast_calls.cpp).
 py::object with_fast_calls(py::object obj, PyTeam* t);

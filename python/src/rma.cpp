@@ -1,4 +1,5 @@
-// Remote memory access: put/get (blocking and nbi, any array views), p/g of one element,
+// Remote memory access: put/get (blocking and nbi, any array views; CUDA tensors in the
+// device heap through the core's device route), p/g of one element,
 // the strided iput/iget, the int-address forms of the compat layer (shmem_putmem on raw
 // addresses, checked without crashing), and fence/quiet.
 #include <sys/uio.h>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <type_traits>
 
 #include "module.hpp"
 
@@ -48,13 +50,18 @@ void rma_via(PyRt& r, IO& rt, int npes, std::vector<py::object>& pending, bool i
              py::handle src, int pe) {
   const char* call = is_put ? (nbi ? "put_nbi" : "put") : (nbi ? "get_nbi" : "get");
   r.check_pe(call, pe, npes);
-  View d = view_of(dst), s = view_of(src);
+  View d = view_any(dst), s = view_any(src);
   same_dtype(call, d, s);
   same_shape(call, d, s);
   const View& remote = is_put ? d : s;
+  if ((d.device || s.device) && !remote.device)
+    device_unsupported(call, std::string("the local side is device memory and the ") +
+                                 (is_put ? "destination" : "source") +
+                                 " host memory: with device memory the symmetric side must be in the device heap "
+                                 "(device=\"cuda\")");
   if (!is_put && !d.writeable) raise(exc->invalid, std::string(call) + ": the destination is read-only");
   if (d.size == 0) return;
-  {
+  if (!remote.device) {  // device memory: the core checks the range (it is not readable here)
     ssize_t lo = 0, hi = 0;  // byte offsets of the first and last element
     for (ssize_t i = 0; i < remote.ndim; ++i) {
       ssize_t e = (remote.shape[i] - 1) * remote.strides[i];
@@ -64,6 +71,14 @@ void rma_via(PyRt& r, IO& rt, int npes, std::vector<py::object>& pending, bool i
                       size_t(hi - lo + remote.itemsize));
   }
   auto one = [&](ssize_t doff, ssize_t soff, size_t n) {
+    if constexpr (std::is_same_v<IO, Runtime>) {
+      // The device route by name: an address outside the device heap is reported as such.
+      if (remote.device) {
+        if (is_put) rt.put_device(d.data + doff, s.data + soff, n, pe);
+        else rt.get_device(d.data + doff, s.data + soff, n, pe);
+        return;
+      }
+    }
     if (is_put) {
       if (nbi) rt.put_nbi(d.data + doff, s.data + soff, n, pe);
       else rt.put(d.data + doff, s.data + soff, n, pe);
@@ -124,11 +139,14 @@ static void strided(PyRt& r, bool is_put, py::handle dst, py::handle src, ssize_
 template <class IO>
 void p_via(PyRt& r, IO& rt, int npes, py::handle dst, py::handle value, int pe, py::handle index) {
   r.check_pe("p", pe, npes);
-  View d = view_of(dst);
+  View d = view_any(dst);
   char* at = element("p", d, index);
   dispatch("p", d, [&](auto t) {
     using T = decltype(t);
     T v = value_as<T>("p", d, value);
+    if constexpr (std::is_same_v<IO, Runtime>) {
+      if (d.device) return rt.put_device(static_cast<void*>(at), &v, sizeof(T), pe);
+    }
     rt.put(static_cast<void*>(at), &v, sizeof(T), pe);
   });
 }
@@ -136,11 +154,17 @@ void p_via(PyRt& r, IO& rt, int npes, py::handle dst, py::handle value, int pe, 
 template <class IO>
 py::object g_via(PyRt& r, IO& rt, int npes, py::handle src, int pe, py::handle index) {
   r.check_pe("g", pe, npes);
-  View s = view_of(src);
+  View s = view_any(src);
   char* at = element("g", s, index);
   return dispatch("g", s, [&](auto t) -> py::object {
     using T = decltype(t);
     T v;
+    if constexpr (std::is_same_v<IO, Runtime>) {
+      if (s.device) {
+        rt.get_device(&v, at, sizeof(T), pe);
+        return to_py(v);
+      }
+    }
     rt.get(&v, at, sizeof(T), pe);
     return to_py(v);
   });

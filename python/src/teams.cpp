@@ -1,5 +1,7 @@
 // Teams and collectives: the Team class (split, translate, destroy), reduce/scans,
 // broadcast/collect/alltoall(s) on NumPy arrays, and the runtime's barrier_all/sync_all.
+// On CUDA tensors reduce, reduce_scatter, broadcast, fcollect, alltoall and barrier/sync
+// (stream=) are the core's stream-ordered forms, queued on the caller's stream.
 // Collectives are dispatched on the element type (reduce) or only its size (data movement).
 #include "module.hpp"
 
@@ -24,16 +26,56 @@ static ReduceOp op_of(py::handle op) {
   raise(exc->invalid, "op must be one of sum, prod, min, max, and, or, xor; not '" + s + "'");
 }
 
-// dst, src of a collective: contiguous, symmetric, one dtype.
-static void coll_args(PyRt& r, const char* call, View& d, View& s, py::handle dst, py::handle src) {
-  d = view_of(dst);
-  s = view_of(src);
+// dst, src of a collective: contiguous, symmetric, one dtype. device: whether they are
+// device memory (both, or DeviceNotSupported), which the core checks (the stream forms).
+static void coll_args(PyRt& r, const char* call, View& d, View& s, py::handle dst, py::handle src,
+                      bool device_ok = false) {
+  d = device_ok ? view_any(dst) : view_of(dst);
+  s = device_ok ? view_any(src) : view_of(src);
+  if (d.device != s.device)
+    device_unsupported(call, std::string(d.device ? "dst" : "src") + " is device memory and " +
+                                 (d.device ? "src" : "dst") +
+                                 " host memory: collectives on device memory take both in the device heap");
   same_dtype(call, d, s);
   if (!d.c_contig || !s.c_contig)
     raise(exc->shape, std::string(call) + ": dst and src must be contiguous (use np.ascontiguousarray on a copy)");
   if (!d.writeable) raise(exc->invalid, std::string(call) + ": dst is read-only");
+  if (d.device) return;
   if (d.size) r.check_symmetric(call, "dst", d.data, size_t(d.size * d.itemsize));
   if (s.size) r.check_symmetric(call, "src", s.data, size_t(s.size * s.itemsize));
+}
+
+// The element type of a reduction on device memory.
+static Team::DeviceType device_type(const char* call, const View& v) {
+  using DT = Team::DeviceType;
+  if (v.kind == 'f' && v.itemsize == 4) return DT::kFloat;
+  if (v.kind == 'f' && v.itemsize == 2) return DT::kHalf;
+  if (v.kind == 'B') return DT::kBfloat16;
+  if (v.kind == 'i' && v.itemsize == 4) return DT::kInt32;
+  if (v.kind == 'i' && v.itemsize == 8) return DT::kInt64;
+  raise(exc->dtype, std::string(call) + ": reductions on device memory take float32, float16, bfloat16, int32, "
+                                        "int64; not " + dtype_name(v));
+}
+
+// A reduction on device memory, queued on the stream: all-reduce (dst: as src) or
+// reduce-scatter (src: n_pes blocks of dst's size).
+static void device_reduce(PyTeam& pt, const char* call, bool scatter, const View& d, const View& s, ReduceOp op,
+                          py::handle dst, py::handle stream) {
+  Team& t = pt.t(call);
+  const auto type = device_type(call, s);
+  const bool integer = s.kind == 'i';
+  if (!(op == ReduceOp::kSum || op == ReduceOp::kMin || op == ReduceOp::kMax || (integer && op == ReduceOp::kProd))) {
+    static const char* const names[] = {"sum", "prod", "min", "max", "and", "or", "xor"};
+    raise(exc->dtype, std::string(call) + ": op '" + names[int(op)] + "' on " + dtype_name(s) +
+                          " device memory: sum, min, max (and prod on int32, int64)");
+  }
+  const ssize_t n = t.n_pes();
+  if (scatter ? s.size != d.size * n : d.size < s.size)
+    raise(exc->shape, std::string(call) + ": dst has " + std::to_string(d.size) + " elements, src " +
+                          std::to_string(s.size) + (scatter ? " (src holds n_pes blocks of dst's size)" : ""));
+  void* st = stream_of(dst, stream);
+  if (scatter) t.reduce_scatter_on_stream(type, op, d.data, s.data, size_t(d.size), st);
+  else t.reduce_on_stream(type, op, d.data, s.data, size_t(s.size), st);
 }
 
 // A contiguous range of bytes as a span of T for the typed C++ collectives.
@@ -72,11 +114,13 @@ static const char* op_name(ReduceOp op) {
   return n[int(op)];
 }
 
-void team_reduce(PyTeam& pt, int fold, py::handle dst, py::handle src, py::handle op_h, Secs timeout) {
+void team_reduce(PyTeam& pt, int fold, py::handle dst, py::handle src, py::handle op_h, Secs timeout,
+                 py::handle stream) {
   const char* call = fold == 0 ? "reduce" : fold == 1 ? "inscan" : "exscan";
   Team& t = pt.t(call);
   View d, s;
-  coll_args(*pt.r, call, d, s, dst, src);
+  coll_args(*pt.r, call, d, s, dst, src, fold == 0);
+  if (d.device) return device_reduce(pt, call, false, d, s, op_of(op_h), dst, stream);
   if (d.size < s.size)
     raise(exc->shape, std::string(call) + ": dst has " + std::to_string(d.size) + " elements, src " +
                           std::to_string(s.size));
@@ -114,12 +158,13 @@ static auto by_size(const char* call, const View& v, F f) {
   raise(exc->dtype, std::string(call) + ": elements of " + std::to_string(v.itemsize) + " bytes are not supported");
 }
 
-py::object team_move(PyTeam& pt, int what, py::handle dst, py::handle src, int root, Secs timeout) {
+py::object team_move(PyTeam& pt, int what, py::handle dst, py::handle src, int root, Secs timeout,
+                     py::handle stream) {
   static const char* const names[] = {"broadcast", "fcollect", "collect", "alltoall"};
   const char* call = names[what];
   Team& t = pt.t(call);
   View d, s;
-  coll_args(*pt.r, call, d, s, dst, src);
+  coll_args(*pt.r, call, d, s, dst, src, what != 2);
   const ssize_t n = t.n_pes();
   if (what == 0 && (root < 0 || root >= n))
     raise(exc->pe, std::string(call) + ": root " + std::to_string(root) + " is not a member (the team has " +
@@ -130,6 +175,16 @@ py::object team_move(PyTeam& pt, int what, py::handle dst, py::handle src, int r
   if (what == 3 && s.size % n)
     raise(exc->shape, std::string(call) + ": src has " + std::to_string(s.size) + " elements, not a multiple of " +
                           std::to_string(n) + " PEs");
+  if (d.device) {  // queued on the stream; sizes in bytes per PE
+    void* st = stream_of(dst, stream);
+    const size_t bytes = size_t(s.size * s.itemsize);
+    switch (what) {
+      case 0: t.broadcast_on_stream(d.data, s.data, bytes, root, st); break;
+      case 1: t.fcollect_on_stream(d.data, s.data, bytes, st); break;
+      default: t.alltoall_on_stream(d.data, s.data, bytes / size_t(n), st); break;
+    }
+    return py::none();
+  }
   size_t total = 0;
   by_size(call, s, [&](auto tag) {
     using T = decltype(tag);
@@ -170,6 +225,28 @@ static void team_alltoalls(PyTeam& pt, py::handle dst, py::handle src, ssize_t d
       t.alltoalls(span_of<T>(d), std::span<const T>(span_of<T>(s)), dst_stride, src_stride, size_t(nelems));
     });
   });
+}
+
+void team_barrier(PyTeam& pt, bool sync, Secs timeout, py::handle stream) {
+  const char* call = sync ? "sync" : "barrier";
+  Team& me = pt.t(call);
+  if (!stream.is_none()) {  // the stream-ordered form: the same device barrier for both
+    me.sync_on_stream(stream_of(py::none(), stream));
+    return;
+  }
+  pt.r->blocking(call, timeout, &me, [&] { sync ? me.sync() : me.barrier(); });
+  if (!sync) pt.r->release_pending();
+}
+
+// reduce_scatter: device memory only (the host collectives have none).
+static void team_reduce_scatter(PyTeam& pt, py::handle dst, py::handle src, py::handle op, py::handle stream) {
+  const char* call = "reduce_scatter";
+  View d, s;
+  coll_args(*pt.r, call, d, s, dst, src, true);
+  if (!d.device)
+    raise(exc->invalid, "reduce_scatter: takes CUDA tensors / device arrays (device=\"cuda\"); on host memory use "
+                        "reduce() and take your block");
+  device_reduce(pt, call, true, d, s, op_of(op), dst, stream);
 }
 
 void bind_teams(py::module_& m) {
@@ -224,38 +301,38 @@ void bind_teams(py::module_& m) {
           },
           py::kw_only(), py::arg("timeout") = Secs{})
       .def(
-          "sync",
-          [](PyTeam& t, Secs timeout) {
-            Team& me = t.t("sync");
-            t.r->blocking("sync", timeout, &me, [&] { me.sync(); });
+          "sync", [](PyTeam& t, Secs timeout, py::handle st) { team_barrier(t, true, timeout, st); },
+          py::kw_only(), py::arg("timeout") = Secs{}, py::arg("stream") = py::none())
+      .def(
+          "barrier", [](PyTeam& t, Secs timeout, py::handle st) { team_barrier(t, false, timeout, st); },
+          py::kw_only(), py::arg("timeout") = Secs{}, py::arg("stream") = py::none())
+      .def(
+          "broadcast",
+          [](PyTeam& t, py::handle d, py::handle s, int root, Secs to, py::handle st) {
+            team_move(t, 0, d, s, root, to, st);
           },
-          py::kw_only(), py::arg("timeout") = Secs{})
+          py::arg("dst"), py::arg("src"), py::arg("root"), py::kw_only(), py::arg("timeout") = Secs{},
+          py::arg("stream") = py::none())
       .def(
-          "barrier",
-          [](PyTeam& t, Secs timeout) {
-            Team& me = t.t("barrier");
-            t.r->blocking("barrier", timeout, &me, [&] { me.barrier(); });
-            t.r->release_pending();
-          },
-          py::kw_only(), py::arg("timeout") = Secs{})
-      .def(
-          "broadcast", [](PyTeam& t, py::handle d, py::handle s, int root, Secs to) { team_move(t, 0, d, s, root, to); },
-          py::arg("dst"), py::arg("src"), py::arg("root"), py::kw_only(), py::arg("timeout") = Secs{})
-      .def(
-          "fcollect", [](PyTeam& t, py::handle d, py::handle s, Secs to) { team_move(t, 1, d, s, 0, to); },
-          py::arg("dst"), py::arg("src"), py::kw_only(), py::arg("timeout") = Secs{})
+          "fcollect", [](PyTeam& t, py::handle d, py::handle s, Secs to, py::handle st) { team_move(t, 1, d, s, 0, to, st); },
+          py::arg("dst"), py::arg("src"), py::kw_only(), py::arg("timeout") = Secs{}, py::arg("stream") = py::none())
       .def(
           "collect", [](PyTeam& t, py::handle d, py::handle s, Secs to) { return team_move(t, 2, d, s, 0, to); },
           py::arg("dst"), py::arg("src"), py::kw_only(), py::arg("timeout") = Secs{})
       .def(
-          "alltoall", [](PyTeam& t, py::handle d, py::handle s, Secs to) { team_move(t, 3, d, s, 0, to); },
-          py::arg("dst"), py::arg("src"), py::kw_only(), py::arg("timeout") = Secs{})
+          "alltoall", [](PyTeam& t, py::handle d, py::handle s, Secs to, py::handle st) { team_move(t, 3, d, s, 0, to, st); },
+          py::arg("dst"), py::arg("src"), py::kw_only(), py::arg("timeout") = Secs{}, py::arg("stream") = py::none())
       .def("alltoalls", &team_alltoalls, py::arg("dst"), py::arg("src"), py::kw_only(), py::arg("dst_stride") = 1,
            py::arg("src_stride") = 1, py::arg("nelems") = -1, py::arg("timeout") = Secs{})
       .def(
           "reduce",
-          [](PyTeam& t, py::handle d, py::handle s, py::handle op, Secs to) { team_reduce(t, 0, d, s, op, to); },
-          py::arg("dst"), py::arg("src"), py::arg("op") = "sum", py::kw_only(), py::arg("timeout") = Secs{})
+          [](PyTeam& t, py::handle d, py::handle s, py::handle op, Secs to, py::handle st) {
+            team_reduce(t, 0, d, s, op, to, st);
+          },
+          py::arg("dst"), py::arg("src"), py::arg("op") = "sum", py::kw_only(), py::arg("timeout") = Secs{},
+          py::arg("stream") = py::none())
+      .def("reduce_scatter", &team_reduce_scatter, py::arg("dst"), py::arg("src"), py::arg("op") = "sum",
+           py::kw_only(), py::arg("stream") = py::none())
       .def(
           "inscan", [](PyTeam& t, py::handle d, py::handle s, Secs to) { team_reduce(t, 1, d, s, py::none(), to); },
           py::arg("dst"), py::arg("src"), py::kw_only(), py::arg("timeout") = Secs{})

@@ -154,12 +154,14 @@ def peers(a, team=None, readonly=False):
     return _default.peers(a, team, readonly)
 
 
-def broadcast(dst, src, root, *, team=None, timeout=None):
-    _default.broadcast(dst, src, root, team=team, timeout=timeout)
+# Collectives on CUDA tensors (device="cuda"): queued on `stream` (None: torch's current
+# stream, or the default stream), returning at once (docs/python.md, "CUDA tensors").
+def broadcast(dst, src, root, *, team=None, timeout=None, stream=None):
+    _default.broadcast(dst, src, root, team=team, timeout=timeout, stream=stream)
 
 
-def fcollect(dst, src, *, team=None, timeout=None):
-    _default.fcollect(dst, src, team=team, timeout=timeout)
+def fcollect(dst, src, *, team=None, timeout=None, stream=None):
+    _default.fcollect(dst, src, team=team, timeout=timeout, stream=stream)
 
 
 def collect_into(dst, src, *, team=None, timeout=None):
@@ -167,8 +169,8 @@ def collect_into(dst, src, *, team=None, timeout=None):
     return _default.collect_(dst, src, team=team, timeout=timeout)
 
 
-def alltoall(dst, src, *, team=None, timeout=None):
-    _default.alltoall(dst, src, team=team, timeout=timeout)
+def alltoall(dst, src, *, team=None, timeout=None, stream=None):
+    _default.alltoall(dst, src, team=team, timeout=timeout, stream=stream)
 
 
 def alltoalls(dst, src, *, dst_stride=1, src_stride=1, nelems=-1, team=None, timeout=None):
@@ -176,8 +178,18 @@ def alltoalls(dst, src, *, dst_stride=1, src_stride=1, nelems=-1, team=None, tim
                        timeout=timeout)
 
 
-def reduce(dst, src, op="sum", *, team=None, timeout=None):
-    _default.reduce(dst, src, op, team=team, timeout=timeout)
+def reduce(dst, src, op="sum", *, team=None, timeout=None, stream=None):
+    _default.reduce(dst, src, op, team=team, timeout=timeout, stream=stream)
+
+
+def reduce_scatter(dst, src, op="sum", *, team=None, stream=None):
+    """CUDA tensors only: member i gets the reduction of block i of src (n_pes blocks of dst's size)."""
+    _default.reduce_scatter(dst, src, op, team=team, stream=stream)
+
+
+def barrier(*, team=None, timeout=None, stream=None):
+    """The team's barrier (TEAM_WORLD by default); with stream= the stream-ordered device barrier."""
+    _default.barrier(team=team, timeout=timeout, stream=stream)
 
 
 def inscan(dst, src, *, team=None, timeout=None):
@@ -188,16 +200,17 @@ def exscan(dst, src, *, team=None, timeout=None):
     _default.exscan(dst, src, team=team, timeout=timeout)
 
 
-def allreduce(x, op="sum", *, team=None, timeout=None):
-    return _default.allreduce(x, op, team=team, timeout=timeout)
+def allreduce(x, op="sum", *, team=None, timeout=None, stream=None):
+    """A new array of the reduction; a CUDA tensor is reduced in place (returned), on the stream."""
+    return _default.allreduce(x, op, team=team, timeout=timeout, stream=stream)
 
 
 def allgather(x, *, team=None, timeout=None):
     return _default.allgather(x, team=team, timeout=timeout)
 
 
-def bcast(x, root=0, *, team=None, timeout=None):
-    return _default.bcast(x, root, team=team, timeout=timeout)
+def bcast(x, root=0, *, team=None, timeout=None, stream=None):
+    return _default.bcast(x, root, team=team, timeout=timeout, stream=stream)
 
 
 def __getattr__(name):

@@ -152,6 +152,35 @@ def describe(x):
     return cai["data"][0], shape, tuple(strides), dtype
 
 
+def geometry(x):
+    """(ptr, shape, byte strides, kind, itemsize) of a device object, as the native layer
+    takes it: kind is NumPy's ('f', 'i', 'u', 'c'; bool as 'u') or 'B' for bfloat16, which
+    NumPy has not. Reads no device memory."""
+    if type(x).__module__.startswith("torch") and str(x.dtype) == "torch.bfloat16":
+        return x.data_ptr(), tuple(x.shape), tuple(s * 2 for s in x.stride()), "B", 2
+    ptr, shape, strides, dtype = describe(x)
+    kind = "u" if dtype.kind == "b" else dtype.kind
+    if kind not in "fiuc" or dtype.byteorder == ">":
+        raise DTypeError("device arrays of dtype %s cannot be moved between PEs" % dtype)
+    return int(ptr), tuple(int(s) for s in shape), tuple(int(s) for s in strides), kind, dtype.itemsize
+
+
+def stream_for(x, stream=None):
+    """The CUstream (an int; 0: the default stream) of a collective on device memory:
+    `stream` when given (an int, a torch.cuda.Stream, a CuPy stream), else torch's current
+    stream on x's device when x is a torch tensor, else 0."""
+    if stream is not None:
+        for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+            if hasattr(stream, attr):
+                return int(getattr(stream, attr))
+        return int(stream)
+    if type(x).__module__.startswith("torch"):
+        torch = _torch()
+        if torch is not None:
+            return int(torch.cuda.current_stream(x.device).cuda_stream)
+    return 0
+
+
 def extent(shape, strides, itemsize):
     """(lowest, one past the highest) byte offset a strided array touches."""
     if any(s == 0 for s in shape):

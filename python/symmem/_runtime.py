@@ -454,24 +454,33 @@ class Runtime:
     def _team(self, team):
         return team if team is not None else self.team_world
 
-    def broadcast(self, dst, src, root, *, team=None, timeout=None):
-        self._team(team).broadcast(dst, src, root, timeout=_timeout(timeout))
+    # On CUDA tensors / device arrays (device="cuda") broadcast, fcollect, alltoall, reduce,
+    # reduce_scatter and barrier(stream=) queue the core's stream-ordered forms on `stream`
+    # (None: torch's current stream for a torch tensor, else the default stream) and return
+    # at once; timeout does not apply (SYMMEM_DEVICE_WAIT_TIMEOUT bounds the device's waits).
+    def broadcast(self, dst, src, root, *, team=None, timeout=None, stream=None):
+        self._team(team).broadcast(dst, src, root, timeout=_timeout(timeout), stream=stream)
 
-    def fcollect(self, dst, src, *, team=None, timeout=None):
-        self._team(team).fcollect(dst, src, timeout=_timeout(timeout))
+    def fcollect(self, dst, src, *, team=None, timeout=None, stream=None):
+        self._team(team).fcollect(dst, src, timeout=_timeout(timeout), stream=stream)
 
     def collect_(self, dst, src, *, team=None, timeout=None):
         return self._team(team).collect(dst, src, timeout=_timeout(timeout))
 
-    def alltoall(self, dst, src, *, team=None, timeout=None):
-        self._team(team).alltoall(dst, src, timeout=_timeout(timeout))
+    def alltoall(self, dst, src, *, team=None, timeout=None, stream=None):
+        self._team(team).alltoall(dst, src, timeout=_timeout(timeout), stream=stream)
 
     def alltoalls(self, dst, src, *, dst_stride=1, src_stride=1, nelems=-1, team=None, timeout=None):
         self._team(team).alltoalls(dst, src, dst_stride=dst_stride, src_stride=src_stride, nelems=nelems,
                                    timeout=_timeout(timeout))
 
-    def reduce(self, dst, src, op="sum", *, team=None, timeout=None):
-        self._team(team).reduce(dst, src, op, timeout=_timeout(timeout))
+    def reduce(self, dst, src, op="sum", *, team=None, timeout=None, stream=None):
+        self._team(team).reduce(dst, src, op, timeout=_timeout(timeout), stream=stream)
+
+    def reduce_scatter(self, dst, src, op="sum", *, team=None, stream=None):
+        """Device memory only: member i's dst = the reduction of block i of every member's
+        src (src holds n_pes blocks of dst's size); queued on the stream."""
+        self._team(team).reduce_scatter(dst, src, op, stream=stream)
 
     def inscan(self, dst, src, *, team=None, timeout=None):
         self._team(team).inscan(dst, src, timeout=_timeout(timeout))
@@ -479,17 +488,17 @@ class Runtime:
     def exscan(self, dst, src, *, team=None, timeout=None):
         self._team(team).exscan(dst, src, timeout=_timeout(timeout))
 
-    def allreduce(self, x, op="sum", *, team=None, timeout=None):
-        return self._team(team).allreduce(x, op, timeout=timeout)
+    def allreduce(self, x, op="sum", *, team=None, timeout=None, stream=None):
+        return self._team(team).allreduce(x, op, timeout=timeout, stream=stream)
 
     def allgather(self, x, *, team=None, timeout=None):
         return self._team(team).allgather(x, timeout=timeout)
 
-    def bcast(self, x, root=0, *, team=None, timeout=None):
-        return self._team(team).bcast(x, root, timeout=timeout)
+    def bcast(self, x, root=0, *, team=None, timeout=None, stream=None):
+        return self._team(team).bcast(x, root, timeout=timeout, stream=stream)
 
-    def barrier(self, *, team=None, timeout=None):
-        self._team(team).barrier(timeout=_timeout(timeout))
+    def barrier(self, *, team=None, timeout=None, stream=None):
+        self._team(team).barrier(timeout=_timeout(timeout), stream=stream)
 
     def __repr__(self):
         if not self._c.initialized:
@@ -546,7 +555,10 @@ def _small(team, x):
     return x, h[0][:x.size], h[1][:x.size]
 
 
-def _team_allreduce(team, x, op="sum", *, timeout=None):
+def _team_allreduce(team, x, op="sum", *, timeout=None, stream=None):
+    if _device.is_device_object(x):  # a CUDA tensor in the device heap: in place, on the stream
+        team.reduce(x, x, op, stream=stream)
+        return x
     one = _small(team, x)
     if one is not None:  # the common small case: one reduce, no chunk loop
         x, src, dst = one
@@ -557,6 +569,9 @@ def _team_allreduce(team, x, op="sum", *, timeout=None):
 
 
 def _team_allgather(team, x, *, timeout=None):
+    if _device.is_device_object(x):
+        raise DeviceNotSupported("allgather(x) makes a new array; on device memory use fcollect(dst, src) with dst "
+                                 "from symmem.zeros((n_pes, ...), device=\"cuda\")")
     x = np.ascontiguousarray(x)
     n = team.n_pes
     out = np.empty((n,) + x.shape, x.dtype)
@@ -573,7 +588,10 @@ def _team_allgather(team, x, *, timeout=None):
     return out
 
 
-def _team_bcast(team, x, root=0, *, timeout=None):
+def _team_bcast(team, x, root=0, *, timeout=None, stream=None):
+    if _device.is_device_object(x):  # in place, on the stream
+        team.broadcast(x, x, root, stream=stream)
+        return x
     one = _small(team, x)
     if one is not None:
         x, src, dst = one

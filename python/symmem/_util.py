@@ -5,9 +5,21 @@ from ._errors import DeviceNotSupported
 
 
 def _on_device(obj, where):
-    raise DeviceNotSupported("symmem's host calls (put, get, atomics, collectives) do not take device memory yet: "
-                             "this argument is on %s (use the tensor in kernels, or peer() for a node peer's copy; "
-                             "docs/device.md)" % where)
+    raise DeviceNotSupported("this call takes host memory only: the argument is on %s (put, get, p, g, atomics, "
+                             "signals, wait_until/test on one element and the collectives take CUDA tensors; "
+                             "vector waits, locks, strided iput/iget, collect, alltoalls, scans do not; "
+                             "docs/python.md)" % where)
+
+
+def as_view(obj):
+    """as_array(obj), or for a device object (CUDA tensor, __cuda_array_interface__) its
+    geometry (ptr, shape, byte strides, kind, itemsize) without touching its memory."""
+    if isinstance(obj, np.ndarray):
+        return obj
+    from . import _device
+    if _device.is_device_object(obj):
+        return _device.geometry(obj)
+    return as_array(obj)
 
 
 def as_array(obj):

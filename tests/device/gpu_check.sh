@@ -24,6 +24,10 @@
 #   6. device_ops_test: host calls on device memory at 2 PEs (no MPS needed); with MPS
 #              the stream-ordered forms at 2 PEs and every stream collective x type x op
 #              at 2 and 4 PEs, against a host reference. Expect "ok".
+#   7. Python with torch, 2 PEs (tests/python/gpu_torch_check.py): device tensors, put/get,
+#              peer views, the stream collectives against torch. The module is compiled for
+#              the build machine's Python (3.11); a GPU machine with another (3.12) cannot
+#              import it: the step is then SKIPPED with that reason (rebuild there to run it).
 # Nothing here has run on a GPU yet (docs/device.md): the first run is the first test.
 set -u
 cd "$(dirname "$0")/../.."
@@ -97,5 +101,12 @@ else
 fi
 # The trapping PE's exit is expected; the run as a whole must end 0 (PE 0 checked the record).
 step deadline_np2 "expired wait was recorded" 120 "$RUN" --timeout 100 -n 2 "$API" deadline
+PY=${PYTHON:-python3}
+if ! why=$(PYTHONPATH="$B/python" "$PY" -c 'import symmem, torch; assert torch.cuda.is_available(), "torch sees no GPU"' 2>&1); then
+  echo "SKIP python_torch_np2 ($PY $("$PY" -c 'import sys; print(sys.version.split()[0])' 2>/dev/null): cannot import symmem and torch with a GPU; the module is built for the build machine's Python (3.11); rebuild here: $(echo "$why" | tail -1))" | tee -a "$OUT/summary.txt"
+else
+  step python_torch_np2 "gpu torch check ok" 180 env PYTHONPATH="$B/python" "$RUN" --timeout 160 -n 2 "$PY" \
+    tests/python/gpu_torch_check.py
+fi
 echo "gpu_check: $fails step(s) failed" | tee -a "$OUT/summary.txt"
 [ $fails -eq 0 ]

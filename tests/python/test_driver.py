@@ -93,6 +93,21 @@ def test_device_without_gpu(n):
         assert out.count("SymmetryError: ") == n and "shmem_malloc_with_hints(SHMEMX_MALLOC_DEVICE)" in out, out
 
 
+def test_device_dispatch_without_gpu():
+    rc, out = symmem_run(2, "device_dispatch.py", CUDA_VISIBLE_DEVICES="")
+    assert rc == 0, out
+    assert out.count("device dispatch ok") == 2, out
+    assert out.count("put_device: address 0x7f0000400000 (64 bytes, target PE") == 2, out
+
+
+def test_allreduce_cuda_skips_without_gpu():
+    rc, out = run([SYMMEM_RUN, "-n", "2", "--timeout", "100", "-x", "CUDA_VISIBLE_DEVICES=", PY,
+                   os.path.join(ROOT, "examples", "python", "allreduce.py"), "--cuda", "--sizes", "1024"], timeout=120)
+    assert rc == 77, out
+    assert out.count("allreduce.py --cuda: skipped: no usable GPU: ") == 1, out
+    assert "no usable CUDA device" in out and "verified" not in out, out
+
+
 @pytest.mark.parametrize("n", [2, 4, 8])
 def test_alloc_race_no_write_lost(n):
     rc, out = symmem_run(n, "alloc_race.py", "--rounds", "6", timeout=150)  # 8 PEs on 2 cores: ~20 s

@@ -356,17 +356,85 @@ def test_dlpack_capsule_is_read_by_a_real_consumer():
     assert out.ctypes.data == src.ctypes.data  # no copy
 
 
-def test_host_calls_refuse_device_memory_without_touching_it():
-    d = sm.DeviceArray(0x10, (4,), np.float64, 0, None)  # dereferencing it would crash the test
+def test_host_calls_on_device_memory_reach_the_core_without_touching_it():
+    # A fake device address, in no device heap (there is none here): each call must end in
+    # a clear error from the core's device route or from the binding, never in a host
+    # memcpy or a load through the pointer (which would crash the test).
+    d = sm.DeviceArray(0x10, (4,), np.float64, 0, None)
     host = sm.zeros(4)
-    for call in (lambda: sm.put(host, d, 0), lambda: sm.get(d, host, 0), lambda: sm.p(d, 1.0, 0, index=0),
-                 lambda: sm.atomic_add(d, 1.0, 0), lambda: sm.array(d)):
-        with pytest.raises(sm.DeviceNotSupported, match="device memory") as e:
+    buf = np.zeros(4)
+    # The symmetric side on the device: the core's device route reports the address.
+    for call in (lambda: sm.put(d, buf, 0), lambda: sm.get(buf, d, 0), lambda: sm.put_nbi(d, host, 0),
+                 lambda: sm.p(d, 1.0, 0, index=0), lambda: sm.g(d, 0, index=3)):
+        with pytest.raises(sm.InvalidArgument, match=r"put_device|get_device") as e:
+            call()
+        assert "is not in the device heap" in str(e.value), e.value
+    # Device memory on the local side, host memory on the symmetric side: refused before the core.
+    for call in (lambda: sm.put(host, d, 0), lambda: sm.get(d, host, 0)):
+        with pytest.raises(sm.DeviceNotSupported, match="symmetric side must be in the device heap") as e:
             call()
         assert isinstance(e.value, NotImplementedError)
+    # Atomics and waits: the symmetric check, which reads no memory either.
+    u = sm.DeviceArray(0x40, (2,), np.uint64, 0, None)
+    for call in (lambda: sm.atomic_add(u, 1, 0, index=0), lambda: sm.atomic_fetch(u, 0, index=1),
+                 lambda: sm.test(u, "==", 0, index=0), lambda: sm.signal_fetch(u, index=0)):
+        with pytest.raises(sm.NotSymmetricError):
+            call()
+    # What the core does not take on device memory: refused here, before any call.
+    for call in (lambda: sm.array(d), lambda: sm.wait_until_all(u, "==", 0), lambda: sm.iput(d, buf, 0),
+                 lambda: sm.alltoalls(d, d), lambda: sm.inscan(d, d), lambda: sm.allgather(d)):
+        with pytest.raises(sm.DeviceNotSupported):
+            call()
     with pytest.raises(sm.NotSymmetricError):
         sm.free(d)
     sm.free(host)
+
+
+def test_collectives_on_device_memory_take_the_stream_forms():
+    # Without a device heap the core's stream-ordered forms say so (they were reached, with
+    # the arguments checked here first); no kernel is launched and nothing is read.
+    d = sm.DeviceArray(FAKE, (8,), np.float32, 0, None)
+    s = sm.DeviceArray(FAKE + 4096, (8,), np.float32, 0, None)
+    for call in (lambda: sm.reduce(d, s), lambda: sm.reduce(d, s, "max", stream=5), lambda: sm.allreduce(d),
+                 lambda: sm.broadcast(d, s, 0), lambda: sm.bcast(d), lambda: sm.fcollect(d, s),
+                 lambda: sm.alltoall(d, s), lambda: sm.reduce_scatter(d, s),
+                 lambda: sm.barrier(stream=0), lambda: sm.TEAM_WORLD.sync(stream=0),
+                 lambda: sm.TEAM_WORLD.reduce(d, s, op="min", stream=0)):
+        with pytest.raises(sm.StateError, match="no device heap: make one with shmem_malloc_with_hints"):
+            call()
+    # Checked here, before the core: mixed memories, dtypes and ops the device kernels lack.
+    host = sm.zeros(8, np.float32)
+    with pytest.raises(sm.DeviceNotSupported, match="host memory"):
+        sm.reduce(host, s)
+    with pytest.raises(sm.DeviceNotSupported, match="host memory"):
+        sm.broadcast(d, host, 0)
+    with pytest.raises(sm.DTypeError, match="float32, float16, bfloat16, int32, int64"):
+        sm.reduce(sm.DeviceArray(FAKE, (8,), np.float64, 0, None), sm.DeviceArray(FAKE, (8,), np.float64, 0, None))
+    with pytest.raises(sm.DTypeError, match="prod"):
+        sm.reduce(d, s, "prod")  # prod: integers only on the device
+    with pytest.raises(sm.DTypeError, match="'and'"):
+        sm.reduce(d, s, "and")
+    with pytest.raises(sm.ShapeError):
+        sm.reduce_scatter(d, sm.DeviceArray(FAKE, (7,), np.float32, 0, None))  # src: n_pes blocks of 8
+    with pytest.raises(sm.InvalidArgument, match="reduce_scatter: takes CUDA tensors"):
+        sm.reduce_scatter(host, host)
+    # The host barrier is unchanged without stream=.
+    sm.barrier()
+    sm.free(host)
+
+
+def test_stream_of_a_device_collective():
+    from symmem._device import stream_for
+
+    class TorchStream:
+        cuda_stream = 0x1234
+
+    class CupyStream:
+        ptr = 0x5678
+
+    d = sm.DeviceArray(FAKE, (1,), np.int32, 0, None)
+    assert stream_for(d) == 0 and stream_for(d, 7) == 7
+    assert stream_for(d, TorchStream()) == 0x1234 and stream_for(d, CupyStream()) == 0x5678
 
 
 def test_cpu_tensors_are_not_device_objects():
