@@ -17,8 +17,10 @@
 #              it down), not necessarily a bug.
 #   3. the same with MPS (nvidia-cuda-mps-control -d, private pipe/log dirs), 2 and 4 PEs,
 #              if the control binary exists; MPS is stopped afterwards.
-#   4. device_api_test deadline, 2 PEs: PE 1's wait expires after 50 ms and traps; PE 0
-#              reads PE 1's WaitRecord through the mapped heap. Expect "was recorded".
+#   4. device_api_test deadline, 2 PEs: PE 1's wait expires after 50 ms and traps; PE 1
+#              reads its WaitRecord from host memory. Expect "was recorded". Then
+#              deadline-call: PE 1's next device call fails and its error names the wait
+#              (the job ends 1 by design: the step expects the line, not exit 0).
 #   5. algos_device_test, the device collectives (symmem/cuda_coll.cuh) against a host
 #              reference: 2 PEs without MPS, 2 and 4 with MPS (when it exists). Expect "ok".
 # Nothing here has run on a GPU yet (docs/device.md): the first run is the first test.
@@ -86,7 +88,10 @@ if command -v nvidia-cuda-mps-control >/dev/null; then
 else
   echo "SKIP mps (nvidia-cuda-mps-control not on PATH)" | tee -a "$OUT/summary.txt"
 fi
-# The trapping PE's exit is expected; the run as a whole must end 0 (PE 0 checked the record).
+# The trap is expected; the run as a whole must end 0 (PE 1 checked its record).
 step deadline_np2 "expired wait was recorded" 120 "$RUN" --timeout 100 -n 2 "$API" deadline
+# The job fails on purpose; `!` makes its failure the step's success, the line its proof.
+step deadline_call_np2 "the cause: PE 1: a GPU wait expired after 0\.[0-9] s in block 0 thread 0: waited for the word at 0x[0-9a-f]+ \(a signal word at \+0x[0-9a-f]+ of its device heap slot, written by PE 0\) to be == 12345, last seen 0" \
+  120 bash -c '! "$0" --timeout 100 -n 2 "$1" deadline-call' "$RUN" "$API"
 echo "gpu_check: $fails step(s) failed" | tee -a "$OUT/summary.txt"
 [ $fails -eq 0 ]
