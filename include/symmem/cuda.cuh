@@ -24,9 +24,10 @@
 //  - atomics are system-scope read-modify-writes, relaxed (no ordering of other accesses).
 //
 // Deadlines: every wait has one (default kDefaultTimeoutNs; 0 waits forever is not offered).
-// On expiry the waiter records who waited for what in the PE's WaitRecord (the first
-// kReserved bytes of its device slot; a peer or the host can read it after the trap) and
-// executes __trap(): a hang becomes a named failure, never silent.
+// On expiry the waiter records who waited for what in the PE's WaitRecord (host memory on
+// the PE's status page, mapped for the GPU: Heap::record) and executes __trap(): the hang
+// report, symmem-run and the PE's next failing library call name the wait; a hang becomes a
+// named failure, never silent.
 //
 // Several PEs on one GPU: waits across processes progress only when the GPU runs both
 // kernels (MPS), or, without it, at context switches (slow; a wait may reach its deadline).
@@ -39,19 +40,9 @@
 
 namespace symmem::cuda {
 
-// Where an expired wait writes what it waited for. `state` is 0 until a wait expires;
-// the first expiring thread of the PE sets it to 1 and fills the rest.
-struct WaitRecord {
-  unsigned int state;
-  int pe;            // this PE
-  int peer;          // the PE whose write was awaited (-1: any/unknown)
-  int cmp;           // Cmp
-  unsigned long long addr;      // the awaited word (device address)
-  unsigned long long expected;  // the value it was compared with
-  unsigned long long seen;      // its value at expiry
-  unsigned long long waited_ns;
-  unsigned int block, thread;   // linear block and thread index of the waiter
-};
+// Where an expired wait writes what it waited for (symmem/device_wait.h): `state` is 0
+// until a wait expires; the first expiring thread of the PE sets it to 1 and fills the rest.
+using WaitRecord = shmemx_device_wait_record_t;
 
 enum class Cmp : int { kEq = 0, kNe, kGt, kGe, kLt, kLe };  // as SHMEM_CMP_EQ..LE
 enum class SignalOp : int { kSet = 0, kAdd };               // as SHMEM_SIGNAL_SET / _ADD
@@ -63,12 +54,16 @@ struct Heap {
   char* base = nullptr;            // PE 0's slot
   unsigned long long size = 0;     // per PE
   int me = 0, npes = 1;
-  WaitRecord* record = nullptr;    // this PE's (start of its slot)
+  // This PE's record: h.wait_record (host memory the hang report reads), or, where that is
+  // NULL, the start of this PE's slot (only a peer's or this PE's cudaMemcpy reads it there).
+  WaitRecord* record = nullptr;
 
   Heap() = default;
   __host__ __device__ explicit Heap(const shmemx_device_heap_t& h)
       : base(static_cast<char*>(h.base)), size(h.heap_size), me(h.my_pe), npes(h.n_pes),
-        record(reinterpret_cast<WaitRecord*>(static_cast<char*>(h.base) + (unsigned long long)h.my_pe * h.heap_size)) {}
+        record(h.wait_record ? h.wait_record
+                             : reinterpret_cast<WaitRecord*>(static_cast<char*>(h.base) +
+                                                             (unsigned long long)h.my_pe * h.heap_size)) {}
 };
 
 // ---- addressing ----
@@ -141,8 +136,8 @@ using sys_ref = ::cuda::atomic_ref<T, ::cuda::thread_scope_system>;
     __threadfence_system();
     sys_ref<unsigned int>(r->state).store(1u, ::cuda::std::memory_order_release);
   }
-  printf("symmem: PE %d block %u thread %u: wait on %p (cmp %d, value %llu) expired after %llu ns, last seen %llu\n",
-         h.me, blockIdx.x, block_tid(), addr, int(c), want, waited, seen);
+  printf("symmem: PE %d block %u thread %u: wait on %p (cmp %d, value %llu, written by PE %d) expired after %llu ns, "
+         "last seen %llu\n", h.me, blockIdx.x, block_tid(), addr, int(c), want, peer, waited, seen);
   __trap();
   __builtin_unreachable();
 }

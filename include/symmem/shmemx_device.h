@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <shmem.h>
+#include "symmem/device_wait.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,10 +27,18 @@ typedef struct {
   size_t heap_size;  /* per PE */
   int my_pe, n_pes;
   int device;        /* the GPU ordinal of this PE's heap */
+  /* Where this PE's kernels record a wait that expired: the device address of its
+   * shmemx_device_wait_record_t in host memory (the hang report reads it there, also after
+   * the trap). NULL when the driver would not map it: kernels then use the slot's start. */
+  shmemx_device_wait_record_t* wait_record;
 } shmemx_device_heap_t;
 /* Local. Fills *out and returns 0 once a device allocation has created the heap; -1 before
  * that or when there is none. */
 SHMEM_API int shmemx_device_heap_query(shmemx_device_heap_t* out);
+/* Local. This PE's record of an expired device wait (symmem/device_wait.h), as the host
+ * reads it: on its status page, readable after a kernel trapped and the CUDA context is
+ * gone (state 1 then). NULL before shmem_init and after shmem_finalize. */
+SHMEM_API const shmemx_device_wait_record_t* shmemx_device_wait_record(void);
 
 /* ---- Host calls on device memory ----
  * shmem_put/get (all sizes, _nbi, strided), shmem_p/g, the atomics, shmem_signal_* and

@@ -98,7 +98,14 @@ int shmemx_device_heap_query(shmemx_device_heap_t* out) {
   out->my_pe = r->rank_;
   out->n_pes = r->npes_;
   out->device = r->dev_heap_->device();
+  out->wait_record = static_cast<shmemx_device_wait_record_t*>(r->dev_heap_->wait_record());
   return 0;
+}
+
+const shmemx_device_wait_record_t* shmemx_device_wait_record(void) {
+  // Not rt(): a program that calls this after a failure may be past shmem_finalize.
+  auto* r = symmem::capi::g_default;
+  return r && r->heap_ ? &r->dfx_.page()->gpu.rec : nullptr;
 }
 
 // ---- deprecated names (start_pes is in init.cpp) ----

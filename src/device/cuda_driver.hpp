@@ -22,7 +22,8 @@
   X(cuMemCreate) X(cuMemRelease) X(cuMemExportToShareableHandle) X(cuMemImportFromShareableHandle)         \
   X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess) X(cuMemsetD8)    \
   X(cuMemcpyHtoD) X(cuCtxSynchronize) X(cuCtxGetCurrent) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)           \
-  X(cuLaunchKernel) X(cuMemcpyAsync) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)
+  X(cuLaunchKernel) X(cuMemcpyAsync) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)         \
+  X(cuMemHostRegister) X(cuMemHostUnregister) X(cuMemHostGetDevicePointer)
 
 namespace symmem::device {
 

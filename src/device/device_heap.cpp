@@ -188,9 +188,37 @@ Status DeviceHeap::fill(char* dst, size_t n, const void* pattern, size_t k) cons
   return Status::Ok();
 }
 
+Status DeviceHeap::map_wait_record(void* p, size_t n) {
+  const Driver* d = load_driver(nullptr);
+  if (!d) return Status(Errc::kState, "the CUDA driver is not loaded");
+  auto cu_fail = [&](const char* call, CUresult r) {
+    return Status(Errc::kIo, "PE " + std::to_string(rank_) + ": " + d->error(call, r) +
+                                 " mapping the status page's record of expired device waits for GPU " +
+                                 std::to_string(ordinal_));
+  };
+  if (CUresult r = d->cuCtxSetCurrent(static_cast<CUcontext>(ctx_)); r != CUDA_SUCCESS)
+    return cu_fail("cuCtxSetCurrent", r);
+  if (CUresult r = d->cuMemHostRegister(p, n, CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE);
+      r != CUDA_SUCCESS)
+    return cu_fail("cuMemHostRegister", r);
+  CUdeviceptr dev = 0;
+  if (CUresult r = d->cuMemHostGetDevicePointer(&dev, p, 0); r != CUDA_SUCCESS) {
+    (void)d->cuMemHostUnregister(p);
+    return cu_fail("cuMemHostGetDevicePointer", r);
+  }
+  wait_record_host_ = p;
+  wait_record_dev_ = reinterpret_cast<void*>(uintptr_t(dev));
+  return Status::Ok();
+}
+
 DeviceHeap::~DeviceHeap() {
   const Driver* d = load_driver(nullptr);
   if (!d) return;
+  // First: the host memory (the status page) outlives this heap and must not stay pinned.
+  if (wait_record_host_) {
+    (void)d->cuCtxSetCurrent(static_cast<CUcontext>(ctx_));
+    (void)d->cuMemHostUnregister(wait_record_host_);
+  }
   for (int pe : mapped_) (void)d->cuMemUnmap(CUdeviceptr(heap(pe)), size_);
   if (reserved_bytes_) (void)d->cuMemAddressFree(CUdeviceptr(base_), reserved_bytes_);
   if (have_own_) (void)d->cuMemRelease(CUmemGenericAllocationHandle(own_handle_));
@@ -212,6 +240,7 @@ Status not_built() {
 Status DeviceHeap::usable() { return not_built(); }
 Result<std::unique_ptr<DeviceHeap>> DeviceHeap::create(const DeviceHeapParams&) { return not_built(); }
 Status DeviceHeap::fill(char*, size_t, const void*, size_t) const { return not_built(); }
+Status DeviceHeap::map_wait_record(void*, size_t) { return not_built(); }
 DeviceHeap::~DeviceHeap() = default;
 
 #endif

@@ -12,9 +12,10 @@
 // and unmapped.
 //
 // The first kReserved bytes of each slot belong to the library, zeroed at creation: the
-// device waits' hang record at offset 0 (symmem/cuda.cuh) and the device collectives' sync
-// area at algo::kDeviceSyncOffset (symmem/coll_algos.hpp); the runtime's allocator hands out
-// the rest.
+// device waits' fallback hang record at offset 0 (symmem/cuda.cuh: used only when
+// map_wait_record was not done or failed) and the device collectives' sync area at
+// algo::kDeviceSyncOffset (symmem/coll_algos.hpp); the runtime's allocator hands out the
+// rest.
 //
 // Created collectively by the node's PEs, lazily at the first device allocation (never at
 // init: a host-only job does not touch CUDA). Everything here fails with a Status naming
@@ -68,6 +69,11 @@ class DeviceHeap {
   // calling thread (the primary context made current), and returns when they are written:
   // cuMemsetD8 for one repeated byte, else cuMemcpyHtoD from a host staging buffer.
   Status fill(char* dst, size_t n, const void* pattern, size_t k) const;
+  // Maps n bytes of host memory at p (the PE's status page area for expired device waits)
+  // for this GPU (cuMemHostRegister, DEVICEMAP | PORTABLE) and keeps its device address as
+  // wait_record(); unmapped by the destructor, before anything else goes.
+  Status map_wait_record(void* p, size_t n);
+  void* wait_record() const { return wait_record_dev_; }  // device address; null until mapped
   // e.g. "GPU 0 (NVIDIA H100 80GB HBM3), 1G per PE, 4 PEs of this node mapped"
   const std::string& describe() const { return desc_; }
 
@@ -80,6 +86,8 @@ class DeviceHeap {
   unsigned long long own_handle_ = 0;
   bool have_own_ = false, ctx_retained_ = false;
   void* ctx_ = nullptr;  // the retained primary context (CUcontext)
+  void* wait_record_host_ = nullptr;  // registered with the driver (map_wait_record)
+  void* wait_record_dev_ = nullptr;
   std::vector<int> mapped_;  // PEs whose slot is mapped
   std::string desc_;
 };

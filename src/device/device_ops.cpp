@@ -83,6 +83,7 @@ Status DeviceOps::launch(KernelId k, KernelArgs a, unsigned blocks, unsigned thr
   a.heap_size = heap_->size();
   a.me = heap_->rank();
   a.npes = heap_->npes();
+  a.wait_record = heap_->wait_record();
   void* params[] = {&a};
   CUstream st = static_cast<CUstream>(stream ? stream : stream_);
   if (Status s = cu(kKernelNames[int(k)], drv().cuLaunchKernel(static_cast<CUfunction>(fn_[int(k)]), blocks, 1, 1,

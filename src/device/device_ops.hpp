@@ -30,7 +30,7 @@ class DeviceOps {
 
   // n bytes between any two addresses the GPU can reach (device heap, host memory).
   Status copy(void* dst, const void* src, size_t n, void* stream);
-  // One launch of kernel k with `a` (base, heap_size, me, npes filled in here).
+  // One launch of kernel k with `a` (base, heap_size, me, npes, wait_record filled in here).
   Status launch(KernelId k, KernelArgs a, unsigned blocks, unsigned threads, void* stream);
   // A fetching atomic done now: the old value (4-byte words zero-extended).
   Result<uint64_t> amo(KernelArgs a);

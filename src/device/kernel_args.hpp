@@ -50,6 +50,7 @@ struct KernelArgs {
   uint64_t value, cond;  // signal / amo operands; the wait's comparison value
   uint64_t* result;      // amo: where the old value goes (device memory)
   uint64_t timeout_ns;   // waits
+  void* wait_record;     // this PE's record of an expired wait (Heap::record; null: its slot's start)
 };
 
 }  // namespace symmem::device

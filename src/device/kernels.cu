@@ -20,7 +20,8 @@ __device__ sc::Heap heap_of(const KernelArgs& a) {
   h.size = a.heap_size;
   h.me = a.me;
   h.npes = a.npes;
-  h.record = reinterpret_cast<sc::WaitRecord*>(a.base + (unsigned long long)a.me * a.heap_size);
+  h.record = a.wait_record ? static_cast<sc::WaitRecord*>(a.wait_record)
+                           : reinterpret_cast<sc::WaitRecord*>(a.base + (unsigned long long)a.me * a.heap_size);
   return h;
 }
 

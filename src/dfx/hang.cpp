@@ -307,6 +307,9 @@ Report build(const Source& src, const Options& opt) {
               wait_s, json_str(what + extra).c_str());
   }
   jg += "]";
+  // Device waits that expired (their kernels trapped): the GPU side of a hang, named.
+  for (size_t i = 0; i < n; ++i)
+    if (v[i].b.gpu_expired) t += "  " + v[i].b.gpu_text + "\n";
   std::sort(odd.begin(), odd.end());
   for (int pe : odd) {
     const PeView& p = v[size_t(pe)];
@@ -417,6 +420,13 @@ Report build(const Source& src, const Options& opt) {
       std::string wtext, wjson;
       writers_of(src, v, int(i), &wtext, &wjson);
       j.insert(j.size() - 1, wjson);
+    }
+    if (p.b.gpu_expired) {
+      const shmemx_device_wait_record_t& g = p.b.gpu;
+      j += fmt(",\"gpu_wait\":{\"peer\":%d,\"addr\":\"0x%llx\",\"cmp\":%s,\"expect\":%llu,\"seen\":%llu,"
+               "\"waited_s\":%.3f,\"block\":%u,\"thread\":%u,\"text\":%s}",
+               g.peer, g.addr, json_str(cmp_text(g.cmp)).c_str(), g.expected, g.seen, double(g.waited_ns) * 1e-9,
+               g.block, g.thread, json_str(p.b.gpu_text).c_str());
     }
     if (p.b.visible) {
       j += fmt(",\"ucx_in_flight\":%" PRIu64, p.b.ucx_posted > p.b.ucx_quieted ? p.b.ucx_posted - p.b.ucx_quieted : 0);

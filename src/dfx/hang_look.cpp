@@ -108,6 +108,10 @@ Snap take(const PeInfo& pi) {
       }
     }
   }
+  if (gpu_wait_read(p->gpu, &s.gpu)) {
+    s.gpu_expired = true;
+    s.gpu_text = gpu_wait_text(p->gpu);
+  }
   s.coll_count = p->coll_count.load(std::memory_order_acquire);
   for (uint64_t i = s.coll_count; i > 0 && s.coll_count - i < uint64_t(kCollRing); --i) {
     CollRecord c;
@@ -149,17 +153,7 @@ std::string name_of(const Page* p, uint32_t id) {
   return std::string(p->names[id], strnlen(p->names[id], kNameLen));
 }
 
-const char* cmp_text(int c) {
-  switch (c) {
-    case 0: return "==";
-    case 1: return "!=";
-    case 2: return ">";
-    case 3: return ">=";
-    case 4: return "<";
-    case 5: return "<=";
-  }
-  return "?";
-}
+const char* cmp_text(int c) { return cmp_symbol(c); }
 
 std::string team_name(int lane, const Coll* c) {
   if (lane == 0) return "TEAM_WORLD";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dfx/hang.hpp"
+#include "runtime/dfx_gpu.hpp"
 
 namespace symmem::dfx::hang {
 
@@ -56,6 +57,9 @@ struct Snap {
   uint64_t write_count = 0, ucx_posted = 0, ucx_quieted = 0, quiet_count = 0;
   bool writes_all = false;   // plain puts on the node are recorded too
   bool colls_off = false;    // SYMMEM_STATUS=0: its collectives are not numbered
+  bool gpu_expired = false;  // a device wait of this PE expired (Page::gpu)
+  shmemx_device_wait_record_t gpu{};
+  std::string gpu_text;      // its line (dfx_gpu.hpp)
   char pstate = '?';         // /proc/<pid>/stat state
   double cpu_s = -1;         // user + system CPU seconds
 };

@@ -13,6 +13,7 @@
 #include "common/log.hpp"
 #include "device/device_heap.hpp"
 #include "heap/symmetric_heap.hpp"
+#include "symmem/coll_algos.hpp"
 #include "runtime/runtime_impl.hpp"
 
 namespace symmem {
@@ -135,6 +136,14 @@ void* Runtime::Impl::device_alloc(const char* call, size_t size, size_t align, c
     bool made = h.ok();
     std::unique_ptr<device::DeviceOps> ops;  // the library's kernels, in the heap's context
     std::unique_ptr<Allocator> a;
+    if (made) {
+      // The record of an expired device wait goes to this PE's status page, where the hang
+      // report finds it; without the mapping kernels keep it at their slot's start.
+      dfx::GpuWaitArea& g = dfx_.page()->gpu;
+      if (Status m = (*h)->map_wait_record(&g, sizeof g); !m.ok())
+        log_pe(LogLevel::kWarn, rank_, "%s; an expired device wait is recorded in device memory only, where the hang "
+               "report does not look", m.message().c_str());
+    }
     if (!made) {
       why = h.status().message();
     } else if (auto o = device::DeviceOps::create(**h); !o.ok()) {
@@ -156,6 +165,15 @@ void* Runtime::Impl::device_alloc(const char* call, size_t size, size_t align, c
       dev_alloc_ = std::move(a);
       dev_my_heap_ = reinterpret_cast<uintptr_t>(dev_heap_->my_heap());
       dev_state_ = DevState::kReady;
+      {  // For readers of the page in another process: where the record's addresses point.
+        dfx::GpuWaitArea& g = dfx_.page()->gpu;
+        g.heap_base = dev_heap_->base();
+        g.heap_size = dev_heap_size_;
+        g.sync_begin = algo::kDeviceSyncOffset;
+        g.sync_end = algo::kDeviceSyncOffset + algo::SyncLayout::kBytes;
+        g.device = dev_heap_->device();
+        __atomic_store_n(&g.mapped, dev_heap_->wait_record() ? 1u : 0u, __ATOMIC_RELEASE);
+      }
       log_pe(LogLevel::kInfo, rank_, "device heap: %s", dev_heap_->describe().c_str());
       if (!placed)
         return null_on_every_pe("device heap of " + format_size(dev_heap_size_) +

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "device/kernel_args.hpp"
+#include "runtime/dfx_gpu.hpp"
 #include "runtime/p2p.hpp"
 #include "runtime/runtime_impl.hpp"
 
@@ -20,8 +21,14 @@ using device::KernelId;
 
 namespace {
 
+// A driver call that fails after one of this PE's kernels trapped on an expired wait (the
+// context is dead then) names that wait too, from the record on the status page.
 void check(Runtime::Impl& r, const char* call, const Status& s) {
-  if (SYMMEM_UNLIKELY(!s.ok())) r.fail(Errc::kIo, call, "on device memory: %s", s.message().c_str());
+  if (SYMMEM_UNLIKELY(!s.ok())) {
+    const std::string gpu = dfx::gpu_wait_text(r.dfx_.page()->gpu);
+    r.fail(Errc::kIo, call, "on device memory: %s%s%s", s.message().c_str(), gpu.empty() ? "" : "; the cause: ",
+           gpu.c_str());
+  }
 }
 
 }  // namespace

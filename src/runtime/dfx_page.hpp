@@ -12,10 +12,12 @@
 #include <cstring>
 #include <type_traits>
 
+#include "symmem/device_wait.h"
+
 namespace symmem::dfx {
 
 inline constexpr uint64_t kPageMagic = 0x3170676678666473ull;  // "sdfxgpg1"
-inline constexpr uint32_t kPageVersion = 8;  // 2: allocation slots, layout; 3: race ring; 4: team ids, check claim; 5: write ring; 6: vector waits; 7: exit times; 8: lane history
+inline constexpr uint32_t kPageVersion = 9;  // 2: allocation slots, layout; 3: race ring; 4: team ids, check claim; 5: write ring; 6: vector waits; 7: exit times; 8: lane history; 9: GPU wait record
 inline constexpr int kTeamLanes = 65;       // team slots 0..63, lane 64: pSync active sets
 inline constexpr int kActiveSetLane = 64;
 inline constexpr int kCollRing = 64;        // recent collectives described in full, all teams together
@@ -163,6 +165,22 @@ struct WriteRecord {
   uint64_t quiets;            // Page::quiet_count when written: pending until it moves on
 };
 
+// The record of this PE's device wait that expired (symmem/device_wait.h), written by its
+// GPU: the area is a host page of its own, which the device heap's creation maps for the
+// GPU (cuMemHostRegister, runtime/device.cpp) and kernels write through its device address
+// (shmemx_device_heap_t::wait_record). A reader sees it after the trap has killed the PE's
+// CUDA context, and after the PE is gone. The words after the record are the host's, for
+// readers in another process: where this PE's device heap lies in its address space.
+struct alignas(4096) GpuWaitArea {
+  shmemx_device_wait_record_t rec;
+  uint64_t heap_base;   // PE 0's slot of this PE's device heap (0: none)
+  uint64_t heap_size;   // per PE
+  uint64_t sync_begin;  // the device collectives' sync pads: [sync_begin, sync_end) of a slot
+  uint64_t sync_end;
+  int32_t device;       // GPU ordinal (where heap_base is set)
+  uint32_t mapped;      // 1 while the GPU writes rec here (0: kernels use their slot's start)
+};
+
 struct alignas(64) Page {
   uint64_t magic;
   uint32_t version;
@@ -209,6 +227,8 @@ struct alignas(64) Page {
   std::atomic<uint64_t> ucx_quieted;
   std::atomic<uint64_t> quiet_count;
   WriteRecord writes[kWriteRing];
+  // v9: a device wait that expired (GpuWaitArea).
+  GpuWaitArea gpu;
 };
 
 // The page's allocation slots, written by their PE only (Dfx::allocated / freed / set_name).

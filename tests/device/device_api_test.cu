@@ -3,8 +3,11 @@
 // Cases (argv[1]):
 //   api (default): ring put with signal (block scope) of 1 MiB, p/g, warp get, every atomic
 //                  on PE 0's counters, each checked against the expected values.
-//   deadline:      the last PE waits 50 ms on a signal nobody sets: its kernel traps; PE 0
-//                  then reads that PE's WaitRecord through the mapped heap and checks it.
+//   deadline:      the last PE waits 50 ms on a signal nobody sets: its kernel traps; that
+//                  PE's host then reads its WaitRecord from host memory (its status page,
+//                  shmemx_device_wait_record(); its CUDA context is dead) and checks it.
+//   deadline-call: as deadline, then the trapped PE makes a host call on device memory: the
+//                  driver fails it, and the job ends with an error that names the wait.
 // The kernel at the end instantiates every template for every type and scope: nvcc checks
 // them all here, in every build with SYMMEM_CUDA on, GPU or not.
 #include <cuda_runtime.h>
@@ -179,30 +182,36 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < kBytes; ++i) host[i] = (unsigned char)(me * 31 + i);
   CHECK_CUDA(cudaMemcpy(src, host, kBytes, cudaMemcpyHostToDevice));
 
-  if (strcmp(mode, "deadline") == 0) {
+  if (strcmp(mode, "deadline") == 0 || strcmp(mode, "deadline-call") == 0) {
     int bad = 0;
     if (me == n - 1) {
+      if (!q.wait_record) {
+        fprintf(stderr, "PE %d: the device heap has no wait record in host memory (see the warning above)\n", me);
+        bad++;
+      }
       wait_forever<<<1, 1>>>(h, b);
       e = cudaDeviceSynchronize();
       if (e == cudaSuccess) {
         fprintf(stderr, "PE %d: the expired wait did not trap\n", me);
         bad++;
       }
-    }
-    shmem_barrier_all();  // host barrier: the trapped PE's context is gone, its memory is not
-    if (me == 0) {
-      sc::WaitRecord r;
-      CHECK_CUDA(cudaMemcpy(&r, h.base + (unsigned long long)(n - 1) * h.size, sizeof r, cudaMemcpyDeviceToHost));
-      if (r.state != 1 || r.pe != n - 1 || r.peer != 0 || r.expected != 12345 || r.seen != 0 ||
-          r.waited_ns < 50ull * 1000 * 1000 || r.addr != (unsigned long long)shmem_ptr(b.sig, n - 1)) {
-        fprintf(stderr, "PE 0: PE %d's wait record: state %u pe %d peer %d expected %llu seen %llu waited %llu\n",
-                n - 1, r.state, r.pe, r.peer, r.expected, r.seen, r.waited_ns);
+      // Host memory: readable with the context gone, as the hang report reads it.
+      const shmemx_device_wait_record_t* r = shmemx_device_wait_record();
+      if (!r || r->state != 1 || r->pe != me || r->peer != 0 || r->cmp != SHMEM_CMP_EQ || r->expected != 12345 ||
+          r->seen != 0 || r->waited_ns < 50ull * 1000 * 1000 || r->addr != (unsigned long long)b.sig) {
+        if (r)
+          fprintf(stderr, "PE %d: its wait record: state %u pe %d peer %d cmp %d expected %llu seen %llu waited %llu\n",
+                  me, r->state, r->pe, r->peer, r->cmp, r->expected, r->seen, r->waited_ns);
         bad++;
       } else {
-        printf("device_api_test deadline: PE %d's expired wait was recorded (%llu ns) and trapped\n", n - 1,
-               r.waited_ns);
+        printf("device_api_test deadline: PE %d's expired wait was recorded in host memory (%llu ns) and trapped\n",
+               me, r->waited_ns);
       }
+      fflush(stdout);
+      // A host call on device memory now fails in the driver; the error names the wait.
+      if (!bad && strcmp(mode, "deadline-call") == 0) shmem_uint64_atomic_set(b.sig, 1, 0);
     }
+    shmem_barrier_all();  // host barrier: the trapped PE's context is gone, its host memory is not
     shmem_finalize();
     return bad ? 1 : 0;
   }

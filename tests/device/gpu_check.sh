@@ -17,8 +17,10 @@
 #              it down), not necessarily a bug.
 #   3. the same with MPS (nvidia-cuda-mps-control -d, private pipe/log dirs), 2 and 4 PEs,
 #              if the control binary exists; MPS is stopped afterwards.
-#   4. device_api_test deadline, 2 PEs: PE 1's wait expires after 50 ms and traps; PE 0
-#              reads PE 1's WaitRecord through the mapped heap. Expect "was recorded".
+#   4. device_api_test deadline, 2 PEs: PE 1's wait expires after 50 ms and traps; PE 1
+#              reads its WaitRecord from host memory. Expect "was recorded". Then
+#              deadline-call: PE 1's next device call fails and its error names the wait
+#              (the job ends 1 by design: the step expects the line, not exit 0).
 #   5. algos_device_test, the device collectives (symmem/cuda_coll.cuh) against a host
 #              reference: 2 PEs without MPS, 2 and 4 with MPS (when it exists). Expect "ok".
 #   6. device_ops_test: host calls on device memory at 2 PEs (no MPS needed); with MPS
@@ -99,8 +101,11 @@ if command -v nvidia-cuda-mps-control >/dev/null; then
 else
   echo "SKIP mps (nvidia-cuda-mps-control not on PATH)" | tee -a "$OUT/summary.txt"
 fi
-# The trapping PE's exit is expected; the run as a whole must end 0 (PE 0 checked the record).
+# The trap is expected; the run as a whole must end 0 (PE 1 checked its record).
 step deadline_np2 "expired wait was recorded" 120 "$RUN" --timeout 100 -n 2 "$API" deadline
+# The job fails on purpose; `!` makes its failure the step's success, the line its proof.
+step deadline_call_np2 "the cause: PE 1: a GPU wait expired after 0\.[0-9] s in block 0 thread 0: waited for the word at 0x[0-9a-f]+ \(a signal word at \+0x[0-9a-f]+ of its device heap slot, written by PE 0\) to be == 12345, last seen 0" \
+  120 bash -c '! "$0" --timeout 100 -n 2 "$1" deadline-call' "$RUN" "$API"
 PY=${PYTHON:-python3}
 if ! why=$(PYTHONPATH="$B/python" "$PY" -c 'import symmem, torch; assert torch.cuda.is_available(), "torch sees no GPU"' 2>&1); then
   echo "SKIP python_torch_np2 ($PY $("$PY" -c 'import sys; print(sys.version.split()[0])' 2>/dev/null): cannot import symmem and torch with a GPU; the module is built for the build machine's Python (3.11); rebuild here: $(echo "$why" | tail -1))" | tee -a "$OUT/summary.txt"

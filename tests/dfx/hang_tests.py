@@ -286,6 +286,53 @@ def test_pe_killed():
     check_clean(shm)
 
 
+# The record an expiring device wait leaves (gpu_wait.c fills PE 2's as its GPU would).
+GPU_LINE = (r"PE 2: a GPU wait expired after 10\.0 s in block 3 thread 0: waited for the word at 0x7f0000200018 "
+            r"\(not in the device heap, written by PE 1\) to be >= 7, last seen 6$")
+
+
+def test_gpu_wait_exit():
+    """PE 2's device wait expired and it exits with code 1 (as its next failing device call
+    makes it): symmem-run names the wait from PE 2's page right after its exit line."""
+    shm = shm_objects()
+    rc, out, err = run(launcher("-n", "3", "--timeout", "50", ARGS.gpu, "exit"), base_env())
+    check(rc == 1, "exit code %d, expected 1" % rc)
+    want(err, r"^symmem-run: PE 2 \(pid \d+\) exited with code 1\n" + r"symmem-run: " + GPU_LINE, "the launcher's lines")
+    check_clean(shm)
+
+
+def test_gpu_wait_killed():
+    """PE 2's device wait expired and it is killed: the exit report names the wait, and its
+    JSON twin carries it."""
+    shm = shm_objects()
+    with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
+        path = os.path.join(tmp, "h.json")
+        rc, out, err = run(launcher("-n", "3", "--timeout", "50", ARGS.gpu, "kill"), base_env(SYMMEM_HANG_FILE=path))
+        check(rc == 137, "exit code %d, expected 137" % rc)
+        want(err, r"^symmem-run: exit report \(PE 2 was killed by signal 9\): ", "the report")
+        want(err, r"^  " + GPU_LINE, "the expired wait in the report")
+        g = load_json(path)["pes"][2].get("gpu_wait")
+        check(g and g["peer"] == 1 and g["cmp"] == ">=" and g["expect"] == 7 and g["seen"] == 6 and
+              g["addr"] == "0x7f0000200018" and g["block"] == 3 and g["thread"] == 0 and g["waited_s"] == 10.0,
+              "JSON gpu_wait of PE 2: %r" % g)
+    check_clean(shm)
+
+
+def test_gpu_wait_timeout():
+    """PE 2's device wait expired and its host waits on (a word nobody writes) while the
+    others wait in a barrier: the report at symmem-run --timeout names the GPU wait."""
+    shm = shm_objects()
+    with tempfile.TemporaryDirectory(prefix="symmem-hang-") as tmp:
+        path = os.path.join(tmp, "h.json")
+        rc, out, err = run(launcher("-n", "3", "--timeout", "5", ARGS.gpu, "hang"), base_env(SYMMEM_HANG_FILE=path))
+        check(rc == 124, "exit code %d, expected 124" % rc)
+        want(err, r"hang report \(timeout after 5 s\): DEADLOCK", "verdict")
+        want(err, r"^  " + GPU_LINE, "the expired wait in the report")
+        check(len(re.findall("a GPU wait expired", err)) == 1, "the wait named once:\n" + err)
+        check(all("gpu_wait" not in p for p in load_json(path)["pes"][:2]), "gpu_wait on PEs without one")
+    check_clean(shm)
+
+
 def test_wait_timeout():
     """Every PE waits on its own 'flags'+8 for 5: on symmem-run --timeout the report comes
     before the kill, with each word's live value."""
@@ -503,5 +550,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--pe", required=True)
     ap.add_argument("--vec", required=True)
+    ap.add_argument("--gpu", required=True)
     ap.add_argument("--symmem-run", required=True)
     sys.exit(run_case(globals(), ap))

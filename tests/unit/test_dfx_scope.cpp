@@ -10,6 +10,7 @@
 
 #include "runtime/dfx.hpp"
 #include "dfx/hang.hpp"
+#include "runtime/dfx_gpu.hpp"
 
 namespace symmem::dfx {
 namespace {
@@ -228,6 +229,81 @@ TEST(CollScope, MoreThreadsInCollectivesThanTheRingHolds) {
   for (const CollRecord& r : p.colls) EXPECT_EQ(r.done.load(), 1u);
   for (int lane = 0; lane < kTeamLanes; ++lane) EXPECT_TRUE(newest(p, lane).done);
   EXPECT_EQ(p.state.load(), uint32_t(State::kUser));
+}
+
+// An expired device wait's record (dfx_gpu.hpp) as every reader names it, for each kind of
+// word, and only once its GPU has finished writing it (state 1).
+TEST(GpuWait, NamedOnceWrittenWhole) {
+  Dfx d;
+  GpuWaitArea& a = d.page()->gpu;
+  EXPECT_EQ(gpu_wait_text(a), "");
+  a.heap_base = 0x7f0000000000ull;
+  a.heap_size = 1ull << 30;
+  a.sync_begin = 4096;
+  a.sync_end = 4096 + (128 << 10);
+  shmemx_device_wait_record_t& r = a.rec;
+  r.pe = 2;
+  r.peer = 1;
+  r.cmp = 3;  // SHMEM_CMP_GE
+  r.addr = a.heap_base + 2 * a.heap_size + 4096 + 8 * 33;
+  r.expected = 7;
+  r.seen = 6;
+  r.waited_ns = 10000000000ull;
+  r.block = 3;
+  r.thread = 0;
+  r.state = 2;  // being written
+  EXPECT_EQ(gpu_wait_text(a), "");
+  r.state = 1;
+  EXPECT_EQ(gpu_wait_text(a),
+            "PE 2: a GPU wait expired after 10.0 s in block 3 thread 0: waited for the word at 0x7f0080001108 (a sync "
+            "pad of the device collectives, written by PE 1) to be >= 7, last seen 6");
+  r.peer = -1;
+  r.cmp = 0;
+  r.addr = a.heap_base + 2 * a.heap_size + 0x200040;
+  EXPECT_EQ(gpu_wait_text(a),
+            "PE 2: a GPU wait expired after 10.0 s in block 3 thread 0: waited for the word at 0x7f0080200040 (a "
+            "signal word at +0x200040 of its device heap slot) to be == 7, last seen 6");
+  r.addr = a.heap_base + a.heap_size + 0x300000;
+  EXPECT_NE(gpu_wait_text(a).find("(a signal word at +0x300000 of PE 1's device heap slot)"), std::string::npos);
+}
+
+// The hang report names it below the PEs' groups, and in the PE's JSON.
+TEST(GpuWait, InTheHangReport) {
+  Dfx pe[2];
+  for (int i = 0; i < 2; ++i) {
+    Page& p = *pe[i].page();
+    p.magic = kPageMagic;
+    p.version = kPageVersion;
+    p.rank = i;
+    p.npes = 2;
+    p.state.store(uint32_t(State::kUser));
+  }
+  shmemx_device_wait_record_t& r = pe[1].page()->gpu.rec;
+  r.pe = 1;
+  r.peer = 0;
+  r.cmp = 3;
+  r.addr = 0x1000;
+  r.expected = 1;
+  r.waited_ns = 2500000000ull;
+  r.state = 1;
+  hang::Source src;
+  for (int i = 0; i < 2; ++i) {
+    hang::PeInfo pi;
+    pi.rank = i;
+    pi.page = pe[i].page();
+    src.pes.push_back(pi);
+  }
+  hang::Options opt;
+  opt.trigger = "test";
+  opt.look_s = 0;
+  opt.json_path = "-";
+  const hang::Report rep = hang::build(src, opt);
+  EXPECT_NE(rep.text.find("\n  PE 1: a GPU wait expired after 2.5 s in block 0 thread 0: waited for the word at 0x1000 "
+                          "(not in the device heap, written by PE 0) to be >= 1, last seen 0\n"),
+            std::string::npos)
+      << rep.text;
+  EXPECT_NE(rep.json.find("\"gpu_wait\":{\"peer\":0,\"addr\":\"0x1000\""), std::string::npos) << rep.json;
+  EXPECT_EQ(rep.json.find("gpu_wait"), rep.json.rfind("gpu_wait"));  // PE 1's only
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 // PEs is in job_spawn.cpp, the hang reports and timeouts in job_hang.cpp, the Job itself
 // in job_impl.hpp.
 #include "job_impl.hpp"
+#include "runtime/dfx_gpu.hpp"
 
 #include <cstdarg>
 
@@ -165,6 +166,12 @@ void Job::on_pe_exit(Pe& pe, int status) {
     return;
   }
   output_.message(what);
+  // A GPU wait of it expired (its kernel trapped; its page, still mapped here, says which):
+  // named at once. A killed PE's exit report below names it too.
+  if (hang_ && WIFEXITED(status) && size_t(pe.rank) < hang_->source().pes.size())
+    if (const dfx::Page* page = hang_->source().pes[size_t(pe.rank)].page;
+        page && page->magic == dfx::kPageMagic && page->version == dfx::kPageVersion)
+      if (std::string g = dfx::gpu_wait_text(page->gpu); !g.empty()) output_.message(g);
   // Killed mid-job: what it was doing (its page, still mapped here) and where the others
   // are. (A PE that exits with a code has said why itself: a check, an error, global_exit.)
   if (hang_ && running_ > 0 && WIFSIGNALED(status))
