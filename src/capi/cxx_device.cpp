@@ -16,10 +16,7 @@ using Impl = Runtime::Impl;
 using device::CollKind;
 using device::KernelId;
 
-// A caller's stream as the runtime takes it: nullptr there means "now, on the library's
-// own stream", so the CUDA default stream (nullptr here) becomes CU_STREAM_LEGACY, the
-// handle the driver gives it (as capi/device.cpp does for the C forms).
-void* st(void* s) { return s ? s : reinterpret_cast<void*>(uintptr_t(1)); }
+void* st(void* s) { return Impl::caller_stream(s); }
 
 Impl* need(const TeamState* s, const char* call) {
   if (!s)

@@ -13,10 +13,7 @@ namespace {
 
 using Impl = symmem::Runtime::Impl;
 
-// The caller's stream as the runtime takes it, where nullptr means "now, on the library's
-// own stream": a caller's 0 (the default stream) becomes CU_STREAM_LEGACY, the handle the
-// driver gives that stream, so the work stays ordered with the caller's other work on it.
-void* st(shmemx_stream_t s) { return s ? static_cast<void*>(s) : reinterpret_cast<void*>(uintptr_t(1)); }
+void* st(shmemx_stream_t s) { return Impl::caller_stream(static_cast<void*>(s)); }
 
 // One collective of team h on device memory; -1 for SHMEM_TEAM_INVALID.
 int coll(const char* call, shmem_team_t h, CollKind kind, KernelId kernel, void* dest, const void* src, size_t n,

@@ -520,6 +520,11 @@ struct Runtime::Impl {
   // broadcast, fcollect, alltoall: per PE) or elements (reductions); root a team index.
   void device_coll(const char* call, int kind, int kernel, int start, int stride, int size, int me, void* dest,
                    const void* src, size_t n, size_t elem, int root, void* stream);
+  // A caller's stream as the calls above take it (nullptr there is "now, on the library's
+  // own stream"): the CUDA default stream (nullptr from the caller) becomes
+  // CU_STREAM_LEGACY, the handle the driver gives it, so the work stays ordered with the
+  // caller's other work on it.
+  static void* caller_stream(void* s) { return s ? s : reinterpret_cast<void*>(uintptr_t(1)); }
   // Waits for the work queued on `stream` (shmemx_quiet_on_stream needs none: see there).
   void device_sync(const char* call, void* stream);
   char* device_peer(const char* call, const void* addr, size_t n, int pe);  // pe's copy, checked
