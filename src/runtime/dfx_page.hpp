@@ -181,7 +181,7 @@ struct alignas(4096) GpuWaitArea {
   uint32_t mapped;      // 1 while the GPU writes rec here (0: kernels use their slot's start)
 };
 
-struct alignas(64) Page {
+struct alignas(4096) Page {  // 4096: GpuWaitArea, at its end, is a page of its own
   uint64_t magic;
   uint32_t version;
   int32_t pid;
