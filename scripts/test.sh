@@ -65,7 +65,9 @@ stage "tests gcc RelWithDebInfo" suite build || rc=1
 if [ "${1:-}" != "--one" ]; then
   stage "build clang Release" bash scripts/build.sh build-clang-release Release clang clang++
   stage "tests clang Release" suite build-clang-release -LE 'ucx|python|bench|live' -E '^example\.' || rc=1
-  stage "build gcc Release (build only)" bash scripts/build.sh build-gcc-release Release gcc g++
+  # Without the CUDA route: the build of a machine with no toolkit (the stages above build
+  # the route; its nvcc code does not depend on the host compiler's -O).
+  stage "build gcc Release, no CUDA (build only)" env SYMMEM_CUDA=OFF bash scripts/build.sh build-gcc-release Release gcc g++
   # One stage per mode: each one's time is printed.
   stage "sanitizers: asan" bash scripts/sanitize.sh asan || rc=1
   stage "sanitizers: tsan" bash scripts/sanitize.sh tsan || rc=1
