@@ -175,9 +175,4 @@ void Runtime::Impl::device_coll(const char* call, int kind, int kernel, int star
   check(*this, call, dev_ops_->launch(KernelId(kernel), a, blocks, device::kCollThreads, stream));
 }
 
-void Runtime::Impl::device_sync(const char* call, void* stream) {
-  if (!dev_ops_) return;
-  check(*this, call, dev_ops_->sync(stream));
-}
-
 }  // namespace symmem

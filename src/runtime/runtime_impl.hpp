@@ -525,8 +525,6 @@ struct Runtime::Impl {
   // CU_STREAM_LEGACY, the handle the driver gives it, so the work stays ordered with the
   // caller's other work on it.
   static void* caller_stream(void* s) { return s ? s : reinterpret_cast<void*>(uintptr_t(1)); }
-  // Waits for the work queued on `stream` (shmemx_quiet_on_stream needs none: see there).
-  void device_sync(const char* call, void* stream);
   char* device_peer(const char* call, const void* addr, size_t n, int pe);  // pe's copy, checked
   // The data path's exits to the above: out of line, with at most five arguments, so that
   // the host-memory path keeps its frame (no spills for a call it does not make).
