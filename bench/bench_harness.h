@@ -31,9 +31,9 @@
  *         each PE writes in a 2-PE fcollect or alltoall); us per copy, the slower PE's, or
  *         GB/s for bandwidth rows
  *   line2 a data line and a signal line in each direction: the data word stored, then the
- *         signal (an exchange, as symmem's put-with-signal), the receiver reads the data once
- *         the signal arrived: the floor of a put-with-signal ping-pong whose signal does not
- *         share the data's line; one way, us
+ *         signal (a release store: plain stores, ordered by x86 itself), the receiver reads
+ *         the data once the signal arrived: the floor of a put-with-signal ping-pong whose
+ *         signal does not share the data's line; one way, us
  * and prints them as rows NAME__line, NAME__copy and NAME__line2 beside the row itself
  * (line and line2 for sizes up to 4 KiB, copy from 4 KiB). bench/report.py divides a row by
  * the larger of its line and copy, round by round; line2 is shown beside it. */
@@ -217,14 +217,14 @@ static double bench_line2_pingpong(size_t size, long iters, uint64_t seed) {
     const long v = base + i + 1;
     if (me == 0) {
       atomic_store_explicit(data_to[other], v, memory_order_relaxed);
-      atomic_exchange(sig_to[other], v);
+      atomic_store_explicit(sig_to[other], v, memory_order_release);
     }
     while (atomic_load_explicit(sig_to[me], memory_order_acquire) != v) {
     }
     bad += atomic_load_explicit(data_to[me], memory_order_relaxed) != v;
     if (me == 1) {
       atomic_store_explicit(data_to[other], v, memory_order_relaxed);
-      atomic_exchange(sig_to[other], v);
+      atomic_store_explicit(sig_to[other], v, memory_order_release);
     }
   }
   const double t = bench_now_us() - t0;

@@ -117,8 +117,8 @@ void* Runtime::Impl::ptr(const void* addr, int pe) const {
 
 // ---------------------------------------------------------------- synchronisation
 
-void Runtime::Impl::wait_ge(std::atomic<uint32_t>* word, std::atomic<uint32_t>* sleepers, uint32_t target,
-                            int owner) {
+void Runtime::Impl::wait_ge_long(std::atomic<uint32_t>* word, std::atomic<uint32_t>* sleepers, uint32_t target,
+                                 int owner) {
   auto reached = [&] { return int32_t(word->load(std::memory_order_acquire) - target) >= 0; };
   wait_adaptive(
       reached,
@@ -137,14 +137,6 @@ void Runtime::Impl::wait_ge(std::atomic<uint32_t>* word, std::atomic<uint32_t>* 
         d.addr = word;
         d.expect = target;
       });
-}
-
-void Runtime::Impl::wait_word_ge(WaitWord* word, uint32_t target) { wait_ge(&word->v, &word->sleepers, target, rank_); }
-
-void Runtime::Impl::notify_half(WaitHalf* h, uint32_t value) {
-  h->v.store(value, std::memory_order_release);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (h->sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_shared(&h->v);
 }
 
 void Runtime::Impl::notify(WaitWord* word, uint32_t value) {
@@ -175,7 +167,7 @@ void Runtime::Impl::strided_sync(int start, int stride, int size, uint64_t off, 
   shm::fence();
   if (size <= 1) return;
   uint32_t e = ++*epoch;
-  int me = (rank_ - start) / stride;
+  int me = stride == 1 ? rank_ - start : (rank_ - start) / stride;
   auto state = [&](int pe) { return reinterpret_cast<SyncState*>(meta_bytes(pe) + off); };
   if (central_sync_) {
     // Arrivals are monotonic, so there is no reset race: sync number e is complete when

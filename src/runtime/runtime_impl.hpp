@@ -372,9 +372,32 @@ struct Runtime::Impl {
   void strided_sync(int start, int stride, int size, uint64_t sync_meta_offset, uint32_t* epoch,
                     bool data_follows = false);
   // Waits until word.v - target >= 0 (mod 2^32), sleeping on the word when waiting long.
-  void wait_word_ge(WaitWord* word, uint32_t target);
+  void wait_word_ge(WaitWord* word, uint32_t target) { wait_ge(&word->v, &word->sleepers, target, rank_); }
   // The same on any word with its sleeper count; `owner`: the PE whose metadata holds it.
-  void wait_ge(std::atomic<uint32_t>* v, std::atomic<uint32_t>* sleepers, uint32_t target, int owner);
+  // The first polls inline (spin_briefly), the rest out of line (wait_ge_long).
+  void wait_ge(std::atomic<uint32_t>* v, std::atomic<uint32_t>* sleepers, uint32_t target, int owner) {
+    if (SYMMEM_LIKELY(spin_briefly([&] { return int32_t(v->load(std::memory_order_acquire) - target) >= 0; }))) return;
+    wait_ge_long(v, sleepers, target, owner);
+  }
+  void wait_ge_long(std::atomic<uint32_t>* v, std::atomic<uint32_t>* sleepers, uint32_t target, int owner);
+  // The first polls of a sync's wait, inline: true once done() holds within them. Most
+  // waits of a short sync or collective end here and cost a few instructions; a longer one
+  // goes on in wait_adaptive (spin, yield, sleep, the status page). On a VM whose cache
+  // line moves between cores in 60 ns, wait_adaptive's call and set-up before its first
+  // poll cost about as much as the transfer. At most the adaptive spin budget (a few polls
+  // when the PE waited for shares this CPU); with UCX, one look: wait_adaptive serves
+  // remote operations at every poll.
+  static constexpr int kBriefPolls = 64;
+  template <class Done>
+  [[gnu::always_inline]] bool spin_briefly(Done done) {
+    if (SYMMEM_UNLIKELY(ucx_ != nullptr)) return done();
+    const int n = std::min(kBriefPolls, spin_budget_.load(std::memory_order_relaxed));
+    for (int i = 1;; ++i) {
+      if (done()) return true;
+      if (i >= n) return false;
+      cpu_relax();
+    }
+  }
   // The one waiting loop of the runtime (syncs, point-to-point waits, locks, pSync
   // barriers): until done() holds, spin (the adaptive budget, spin_budget_), yield, then
   // call sleep_once(backoff), which announces the sleeper where writers look, checks
@@ -468,7 +491,11 @@ struct Runtime::Impl {
   static void notify(WaitWord* word, uint32_t value);
   // A pairwise sync's arrival: a release store, then a seq_cst fence before the sleeper
   // check (not an xchg: nothing to order but the store itself, and the fence needs no RFO).
-  static void notify_half(WaitHalf* h, uint32_t value);
+  static void notify_half(WaitHalf* h, uint32_t value) {
+    h->v.store(value, std::memory_order_release);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (SYMMEM_UNLIKELY(h->sleepers.load(std::memory_order_seq_cst) != 0)) futex_wake_shared(&h->v);
+  }
   static uint32_t add_word(WaitWord* word, uint32_t delta);
 
   // ---- static data (runtime_static.cpp) ----
