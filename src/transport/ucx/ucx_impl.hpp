@@ -185,6 +185,7 @@ struct UcxTransport::Impl {
   static inline void nap(long ns);
   static constexpr long kSleepNs = 1000000;
   static constexpr long kNapFloorNs = 20000, kNapCapNs = 1000000;
+  static constexpr long kWorkNapEveryNs = 10000000;  // drive(): a nap per 10 ms of work that does not end the wait
 
   // --- ucx_progress.cpp: the progress thread.
   void start_progress_thread();
