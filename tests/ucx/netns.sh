@@ -6,11 +6,12 @@
 # address. Started the way Slurm starts PEs (SLURM_PROCID / SLURM_NTASKS, SYMMEM_STORE and a
 # shared SYMMEM_STORE_SECRET). Exit 77 (skipped) where namespaces cannot be made (not root,
 # no CAP_NET_ADMIN, no ip).
-# NETNS_B_DEVICES: UCX_NET_DEVICES for B's PEs instead of its veth; NETNS_BLACKHOLE=1: B's
-# PEs publish the address of a second interface of B's (10.78.<k>.2) that A routes to over
-# the veth but to a MAC address nobody has, so A's packets to it vanish (an address that
-# routes but never answers); NETNS_EXPECT: a regex the output must match, the job then
-# having to fail (and leave nothing in /dev/shm).
+# NETNS_B_DEVICES: UCX_NET_DEVICES for B's PEs instead of its veth; NETNS_BLACKHOLE=1: the
+# veth routes but never answers: each side sends to the other's address on it to a MAC
+# address nobody has (a permanent neighbour entry), so every packet on it vanishes, both
+# ways; the store then travels on a second veth pair (10.79.<k>.1 <-> 10.79.<k>.2) that UCX
+# does not use. NETNS_EXPECT: a regex the output must match, the job then having to fail
+# (and leave nothing in /dev/shm).
 set -u
 prog=("$@")
 command -v ip >/dev/null || { echo "netns: no ip command; skipped"; exit 77; }
@@ -35,15 +36,20 @@ ip link set "v$tag-a" netns "$a" && ip link set "v$tag-b" netns "$b" || exit 1
 ip -n "$a" addr add "10.77.$k.1/24" dev "v$tag-a" && ip -n "$b" addr add "10.77.$k.2/24" dev "v$tag-b" || exit 1
 for ns in "$a" "$b"; do ip -n "$ns" link set lo up; done
 ip -n "$a" link set "v$tag-a" up && ip -n "$b" link set "v$tag-b" up || exit 1
+store_ip=10.77.$k.1
 if [ "${NETNS_BLACKHOLE:-0}" = 1 ]; then
-  # B's UCX interface: one end of a veth pair whose both ends stay in B (up, so it has a
-  # carrier); A sends to its address out of its own veth, to a made-up neighbour.
-  ip -n "$b" link add "h$tag-b" type veth peer name "h$tag-c" || exit 1
-  ip -n "$b" addr add "10.78.$k.2/24" dev "h$tag-b" && ip -n "$b" link set "h$tag-b" up &&
-    ip -n "$b" link set "h$tag-c" up || exit 1
-  ip -n "$a" route add "10.78.$k.0/24" dev "v$tag-a" &&
-    ip -n "$a" neigh add "10.78.$k.2" lladdr 02:00:00:00:07:78 dev "v$tag-a" nud permanent || exit 1
-  NETNS_B_DEVICES="h$tag-b"
+  # Both directions: an earlier form blackholed only A -> B, and B's connections to A, sent
+  # from B's veth address, were answered; UCX could then wire A's endpoints up over them,
+  # and the job got past init now and then (twice in ~10 suite runs), failing later.
+  # IPv4 only: IPv6 link-local addresses on the veth would still find each other.
+  for ns in "$a" "$b"; do ip netns exec "$ns" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6' || exit 1; done
+  ip -n "$a" neigh add "10.77.$k.2" lladdr 02:00:00:00:07:78 dev "v$tag-a" nud permanent &&
+    ip -n "$b" neigh add "10.77.$k.1" lladdr 02:00:00:00:07:79 dev "v$tag-b" nud permanent || exit 1
+  ip link add "s$tag-a" type veth peer name "s$tag-b" 2>/dev/null || exit 1
+  ip link set "s$tag-a" netns "$a" && ip link set "s$tag-b" netns "$b" || exit 1
+  ip -n "$a" addr add "10.79.$k.1/24" dev "s$tag-a" && ip -n "$b" addr add "10.79.$k.2/24" dev "s$tag-b" || exit 1
+  ip -n "$a" link set "s$tag-a" up && ip -n "$b" link set "s$tag-b" up || exit 1
+  store_ip=10.79.$k.1
 fi
 
 port=$(( 20000 + $$ % 20000 ))
@@ -52,7 +58,7 @@ out=$(mktemp)
 for r in 0 1 2 3; do
   if [ $r -lt 2 ]; then ns=$a dev=v$tag-a node=A; else ns=$b dev=${NETNS_B_DEVICES:-v$tag-b} node=B; fi
   ip netns exec "$ns" env SLURM_PROCID=$r SLURM_NTASKS=4 SLURM_JOB_ID="$tag" SLURM_STEP_ID=0 SLURM_NNODES=2 \
-    SYMMEM_STORE="tcp://10.77.$k.1:$port" SYMMEM_STORE_SECRET="$secret" SYMMEM_NODE_ID="$node" \
+    SYMMEM_STORE="tcp://$store_ip:$port" SYMMEM_STORE_SECRET="$secret" SYMMEM_NODE_ID="$node" \
     UCX_TLS=tcp UCX_NET_DEVICES="$dev" SYMMEM_OP_TIMEOUT=60 SYMMEM_INIT_TIMEOUT="${NETNS_INIT_TIMEOUT:-60}" \
     SYMMEM_LOG_LEVEL=warn \
     timeout 120 "${prog[@]}" >>"$out" 2>&1 &
