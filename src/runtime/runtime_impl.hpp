@@ -384,14 +384,16 @@ struct Runtime::Impl {
   // waits of a short sync or collective end here and cost a few instructions; a longer one
   // goes on in wait_adaptive (spin, yield, sleep, the status page). On a VM whose cache
   // line moves between cores in 60 ns, wait_adaptive's call and set-up before its first
-  // poll cost about as much as the transfer. At most the adaptive spin budget (a few polls
-  // when the PE waited for shares this CPU); with UCX, one look: wait_adaptive serves
-  // remote operations at every poll.
+  // poll cost about as much as the transfer. One look only where waits have lately
+  // outlasted their spin (the adaptive budget fell: the PE waited for shares this CPU, and
+  // every poll delays it) and with UCX (wait_adaptive serves remote operations at every
+  // poll).
   static constexpr int kBriefPolls = 64;
   template <class Done>
   [[gnu::always_inline]] bool spin_briefly(Done done) {
-    if (SYMMEM_UNLIKELY(ucx_ != nullptr)) return done();
-    const int n = std::min(kBriefPolls, spin_budget_.load(std::memory_order_relaxed));
+    const int n = SYMMEM_UNLIKELY(ucx_ != nullptr) || spin_budget_.load(std::memory_order_relaxed) < kBriefPolls
+                      ? 1
+                      : kBriefPolls;
     for (int i = 1;; ++i) {
       if (done()) return true;
       if (i >= n) return false;
