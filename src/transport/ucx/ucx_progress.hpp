@@ -41,10 +41,8 @@ inline void UcxTransport::Impl::drive(UcxLane& l, Done done, const char* what, i
       // A worker that always has something to do (connection retries) still meets
       // the deadline, and still lets the threads of its CPU run (what it waits for may
       // be theirs to do: UCX's async thread accepts connections): a nap after every
-      // kWorkNapEveryNs of such work. Not after every few pieces of it: a PE that serves
-      // a stream of requests while it waits (a barrier's target of fetch-adds) napped
-      // every 256 of them, and each nap's wake-up (60-100 us on a VM) cost 5% of an
-      // 8-byte fetch-add's time over TCP.
+      // kWorkNapEveryNs of such work, not after every few pieces of it, which a PE
+      // serving a stream of requests while it waits would pay a wake-up for each time.
       if ((++worked & 255) == 0) {
         const Clock::time_point now = Clock::now();
         if (now - start > std::chrono::nanoseconds(timeout_ns)) {
