@@ -78,6 +78,10 @@ class TcpStoreClient : public Store {
   // From any thread: makes wait_watch() return (shuts the socket down, so the store sees
   // the connection close).
   virtual void cancel_watch() = 0;
+  // For a caller's own poll loop: wait_watch() will not block once this descriptor is
+  // readable or the answer is already buffered (TLS may have read it with the watch's OK).
+  virtual int watch_fd() const = 0;
+  virtual bool watch_buffered() const = 0;
   // In a child forked by this process: lets go of the child's copy of the socket (the
   // descriptor then refers to /dev/null), so that the connection still closes when the
   // parent dies. Touches nothing else.

@@ -169,6 +169,8 @@ class ClientImpl final : public TcpStoreClient {
   }
 
   void cancel_watch() override { ::shutdown(ch_->fd(), SHUT_RDWR); }
+  int watch_fd() const override { return ch_->fd(); }
+  bool watch_buffered() const override { return ch_->has_buffered(); }
 
   void release_in_child() override {
     int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);

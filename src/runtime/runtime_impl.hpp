@@ -452,7 +452,7 @@ struct Runtime::Impl {
       } else {
         // Serving goes back to the progress thread first: what follows may end the wait by
         // an exception (Python's Ctrl-C check) or end the PE.
-        if (SYMMEM_UNLIKELY(ucx != nullptr)) ucx->polling(false);
+        if (SYMMEM_UNLIKELY(ucx != nullptr)) ucx->polling(false, true);
         // The slow path: is the job failing (a PE died or stopped)? One load per sleep.
         if (SYMMEM_UNLIKELY(failing_word_->load(std::memory_order_relaxed) != 0)) job_failing_seen();
         if (SYMMEM_UNLIKELY(wait_check_ != nullptr)) wait_check_();  // Runtime::set_wait_check
@@ -466,7 +466,7 @@ struct Runtime::Impl {
         if (SYMMEM_UNLIKELY(ucx != nullptr)) ucx->polling(true);
       }
     } while (!done());
-    if (SYMMEM_UNLIKELY(ucx != nullptr)) ucx->polling(false);
+    if (SYMMEM_UNLIKELY(ucx != nullptr)) ucx->polling(false, polls > p.spin);  // it slept: a long wait
     if (SYMMEM_UNLIKELY(described)) dfx_.wait_done(described == 1);
     if (SYMMEM_UNLIKELY(dfx_t0 != 0)) dfx_wait_end(describe, dfx_t0);
     const int next = polls <= p.spin ? std::min(wait_.spin, budget + budget / 8 + 1) : std::max(kMinSpin, budget / 2);

@@ -204,10 +204,9 @@ void Job::on_launcher_signal(int sig) {
   }
 }
 
-void Job::check_global_exit() {
-  auto seen = watch_->check({kGlobalExitKey});
-  if (!seen.ok() || !(*seen)[0]) return;
-  auto v = watch_->get(kGlobalExitKey, 1.0);
+void Job::on_global_exit() {
+  auto v = exit_watch_->wait_watch();
+  exit_watch_.reset();  // answered (or the store is gone): it has nothing more to say
   if (!v.ok()) return;
   int status = 0, rank = -1;
   if (std::sscanf(v->c_str(), "%d %d", &status, &rank) < 1) return;
@@ -308,11 +307,11 @@ void Job::supervise() {
     if (running_ > 0 && phase_ == Phase::kRunning && opts_.timeout_s > 0) next = std::min(next, timeout_deadline_);
     if (running_ > 0 && phase_ == Phase::kTerminating && !sigkilled_) next = std::min(next, kill_deadline_);
     if (running_ == 0) next = std::min(next, drain_deadline_);
-    if (running_ > 0 && phase_ == Phase::kRunning && watch_) next = std::min(next, next_watch_);
     if (running_ > 0 && phase_ == Phase::kRunning && hang_timeout_s_ > 0) next = std::min(next, next_hang_look_);
     if (running_ > 0 && phase_ == Phase::kRunning) next = std::min(next, next_attach_);
-    int timeout_ms = -1;
-    if (next != Clock::time_point::max()) {
+    const bool exit_said = running_ > 0 && phase_ == Phase::kRunning && exit_watch_ && exit_watch_->watch_buffered();
+    int timeout_ms = exit_said ? 0 : -1;
+    if (!exit_said && next != Clock::time_point::max()) {
       double ms = std::chrono::duration<double, std::milli>(next - now).count();
       timeout_ms = ms <= 0 ? 0 : static_cast<int>(std::min(std::ceil(ms), 3.6e6));
     }
@@ -321,6 +320,11 @@ void Job::supervise() {
     owners.clear();
     pfds.push_back({sfd_, POLLIN, 0});
     owners.emplace_back(nullptr, nullptr);
+    const bool exit_polled = running_ > 0 && phase_ == Phase::kRunning && exit_watch_;
+    if (exit_polled) {
+      pfds.push_back({exit_watch_->watch_fd(), POLLIN, 0});
+      owners.emplace_back(nullptr, nullptr);
+    }
     for (Pe& pe : pes_) {
       for (Stream* s : {&pe.out, &pe.err}) {
         if (s->fd < 0) continue;
@@ -337,13 +341,13 @@ void Job::supervise() {
     }
 
     now = Clock::now();
-    if (running_ > 0 && phase_ == Phase::kRunning && watch_ && now >= next_watch_) {
-      check_global_exit();
-      next_watch_ = now + std::chrono::milliseconds(kGlobalExitPollMs);
-    }
+    if (exit_said || (exit_polled && r > 0 && pfds[1].revents != 0)) on_global_exit();
     if (running_ > 0 && phase_ == Phase::kRunning && now >= next_attach_) {
       refresh_hang_reader();
-      next_attach_ = now + std::chrono::milliseconds(100);
+      // Once every running PE's page is mapped, a look a second finds a later instance.
+      bool all = true;
+      for (const Pe& pe : pes_) all = all && (!pe.running || hang_->source().pes[size_t(pe.rank)].page != nullptr);
+      next_attach_ = now + std::chrono::milliseconds(all ? 1000 : 100);
     }
     if (running_ > 0 && phase_ == Phase::kRunning && hang_timeout_s_ > 0 && now >= next_hang_look_) {
       hang_look();
@@ -363,7 +367,7 @@ void Job::supervise() {
     }
     if (r <= 0) continue;
     if (pfds[0].revents != 0) handle_signalfd();
-    for (size_t i = 1; i < pfds.size(); ++i) {
+    for (size_t i = exit_polled ? 2 : 1; i < pfds.size(); ++i) {
       if (pfds[i].revents == 0) continue;
       auto [pe, s] = owners[i];
       if (s->fd == pfds[i].fd) read_stream(*pe, *s);  // not already closed by a drain
@@ -474,8 +478,14 @@ int Job::run() {
   if (auto w = TcpStoreClient::connect(StoreAddress{"127.0.0.1", store_->port()}, security_, -1, 10.0); w.ok()) {
     watch_ = std::move(w).value();
   } else {
-    output_.message("cannot watch the store for shmem_global_exit: " + w.status().message());
+    output_.message("cannot connect to the job's store: " + w.status().message());
   }
+  // The key itself is the watch's "left" key: once this connection closes (the job is
+  // over) without it, the store sets it empty, which nobody reads any more.
+  auto ew = TcpStoreClient::connect(StoreAddress{"127.0.0.1", store_->port()}, security_, -1, 10.0);
+  Status ews = ew.ok() ? (*ew)->watch(kGlobalExitKey, kGlobalExitKey, "") : ew.status();
+  if (ews.ok()) exit_watch_ = std::move(ew).value();
+  else output_.message("cannot watch the store for shmem_global_exit: " + ews.message());
   SYMMEM_LOG(kDebug, "symmem-run: job %s, store %s, %d PEs of %s", job_id_.c_str(), store_url_.c_str(), opts_.npes,
              exe_.c_str());
 

@@ -43,7 +43,6 @@ inline constexpr double kDrainS = 1.0;          // output still arriving after t
 inline constexpr double kReapS = 1.0;           // orphans we adopted, after the final group kill
 inline constexpr size_t kMaxPartial = 1 << 20;  // a tagged "line" longer than this is cut
 inline constexpr int kLauncherFailure = 125;
-inline constexpr int kGlobalExitPollMs = 20;   // how often the launcher looks for shmem_global_exit
 
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 Clock::time_point after(double seconds);
@@ -160,7 +159,7 @@ class Job {
   void drain_pe(Pe& pe);
   void close_stream(Pe& pe, Stream& s);
   void handle_signalfd();
-  void check_global_exit();
+  void on_global_exit();
   int64_t committed_bytes();
 
   const Options& opts_;
@@ -181,10 +180,11 @@ class Job {
   pid_t pgid_ = -1;
   std::unique_ptr<TcpStoreServer> store_;
   std::string store_url_;
-  // The launcher's own client of the store: it watches the key a PE sets in
-  // shmem_global_exit (and when the C API ends the job after an error).
+  // The launcher's own clients of the store: one for its requests, one that watches the
+  // key a PE sets in shmem_global_exit (and when the C API ends the job after an error),
+  // its answer polled with the PEs' output.
   std::unique_ptr<TcpStoreClient> watch_;
-  Clock::time_point next_watch_{};
+  std::unique_ptr<TcpStoreClient> exit_watch_;
   KillWitness kill_witness_;  // OOM-kill counters from before the PEs started
 
   std::vector<Pe> pes_;

@@ -300,7 +300,7 @@ UcxTransport::~UcxTransport() {
   im.lanes.clear();
   if (im.svc.worker) ucp_worker_destroy(im.svc.worker);
   if (im.ctx) ucp_cleanup(im.ctx);
-  if (im.stop_fd >= 0) ::close(im.stop_fd);
+  if (im.wake_fd >= 0) ::close(im.wake_fd);
 }
 
 }  // namespace symmem

@@ -99,7 +99,8 @@ struct UcxTransport::Impl {
   std::atomic<bool> closing{false};
   std::thread thread;
   std::atomic<bool> stop{false};
-  int stop_fd = -1;
+  int wake_fd = -1;       // stops the progress thread (with `stop`) or wakes it from its park
+  std::atomic<bool> parked{false};  // the progress thread parks while a thread waits long
   int64_t timeout_ns = 0;
   int64_t spin_ns = 0;
 
@@ -185,12 +186,14 @@ struct UcxTransport::Impl {
   static inline void nap(long ns);
   static constexpr long kSleepNs = 1000000;
   static constexpr long kNapFloorNs = 20000, kNapCapNs = 1000000;
-  static constexpr long kWorkNapEveryNs = 10000000;  // drive(): a nap per 10 ms of work that does not end the wait
+  static constexpr long kWorkNapEveryNs = 100000000;  // drive(): a nap per 100 ms of work that does not end the wait
+  static constexpr long kLongWaitNs = 1000000;  // drive() wakes a parked progress thread when it waited this long
 
   // --- ucx_progress.cpp: the progress thread.
   void start_progress_thread();
   void stop_progress_thread();
   void progress_loop();
+  void wake_progress();
   template <class Call>
   int serve(Call call);
 

@@ -15,28 +15,31 @@
 namespace symmem {
 namespace {
 
-// While an application thread drives the worker the thread looks again after 1 ms, then
-// 2, 4, and every 8 ms (a PE that leaves the library to compute is served again within
-// 8 ms, then at every event); each look costs the PE's core a wake-up.
-constexpr long kNapNs = 1000000, kNapMaxNs = 8000000;
-// While a thread is in a short call it holds or soon takes the worker lock (arming needs
-// it too): look again after 50 us, doubling to 0.8 ms while the calls go on, so the PE is
-// served soon after it leaves the library without preempting a caller at every look.
+void drain(int fd) {
+  uint64_t n;
+  ssize_t r = ::read(fd, &n, sizeof n);
+  (void)r;
+}
+
+// While an application thread makes short calls this thread looks again after 50 us,
+// doubling to 0.8 ms (a PE that leaves the library is served soon after). While one waits
+// it parks, for 32 ms at most: a thread that leaves a wait of a millisecond or more, or
+// goes to sleep in one, wakes it (wake_progress). Each look costs the waiting thread
+// its core for a wake-up: tens of microseconds on a VM.
 constexpr long kLookNs = 50000, kLookMaxNs = 800000;
+constexpr timespec kPark{0, 32000000};
 
 }  // namespace
 
 void UcxTransport::Impl::start_progress_thread() {
-  stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   thread = std::thread([this] { progress_loop(); });
 }
 
 void UcxTransport::Impl::stop_progress_thread() {
   if (!thread.joinable()) return;
   stop.store(true, std::memory_order_release);
-  uint64_t one = 1;
-  ssize_t w = ::write(stop_fd, &one, sizeof one);
-  (void)w;
+  wake_progress();
   thread.join();
 }
 
@@ -56,51 +59,58 @@ inline int UcxTransport::Impl::serve(Call call) {
 // also run that set's wake-up callback, a locked path, in the sender's softirq.
 void UcxTransport::Impl::progress_loop() {
   const int efd = svc.efd;
-  pollfd pf[2] = {{stop_fd, POLLIN, 0}, {efd, POLLIN, 0}};
+  pollfd pf[2] = {{wake_fd, POLLIN, 0}, {efd, POLLIN, 0}};
   const timespec bound{0, efd >= 0 ? 20000000 : 1000000};
   auto inside = [this] {
     return app_driving.load(std::memory_order_seq_cst) + app_ops.load(std::memory_order_seq_cst) > 0;
   };
   timespec pause{0, 0};
-  long nap = kNapNs;
   long look = kLookNs;
   while (!stop.load(std::memory_order_acquire)) {
     if (app_driving.load(std::memory_order_seq_cst) > 0) {
-      pause.tv_nsec = nap;
-      nanosleep(&pause, nullptr);
-      nap = std::min(kNapMaxNs, nap * 2);
+      parked.store(true, std::memory_order_seq_cst);
+      if (app_driving.load(std::memory_order_seq_cst) > 0) (void)ppoll(pf, 1, &kPark, nullptr);
+      parked.store(false, std::memory_order_relaxed);
+      drain(wake_fd);
       continue;
     }
-    nap = kNapNs;
-    // Stops as soon as an application thread is inside: while a stream of replies keeps
-    // this loop busy it would otherwise take every other one from the thread that waits
-    // for it, both spinning on UCX's worker lock (a second busy thread per PE).
-    unsigned n = 0;
-    for (int r; (r = serve([this] { return progress_worker(svc.worker); })) > 0;) ++n;
-    if (n && p.after_progress) p.after_progress();
-    if (inside()) {
+    if (app_ops.load(std::memory_order_seq_cst) > 0) {
       pause.tv_nsec = look;
       nanosleep(&pause, nullptr);
       look = std::min(kLookMaxNs, look * 2);
       continue;
     }
     look = kLookNs;
+    // Stops as soon as an application thread is inside: while a stream of replies keeps
+    // this loop busy it would otherwise take every other one from the thread that waits
+    // for it, both spinning on UCX's worker lock (a second busy thread per PE).
+    unsigned n = 0;
+    for (int r; (r = serve([this] { return progress_worker(svc.worker); })) > 0;) ++n;
+    if (n && p.after_progress) p.after_progress();
+    if (inside()) continue;  // the branch above waits
     if (efd >= 0) {
       const int armed = serve([this] { return ucp_worker_arm(svc.worker) == UCS_ERR_BUSY ? 1 : 0; });
       if (armed != 0) continue;  // busy (progress again), or an application thread came in
     }
     // Bounded: a wake-up consumed by another thread's progress costs at most this.
-    (void)ppoll(pf, efd >= 0 ? 2 : 1, &bound, nullptr);
+    if (ppoll(pf, efd >= 0 ? 2 : 1, &bound, nullptr) > 0 && (pf[0].revents & POLLIN)) drain(wake_fd);
   }
 }
 
+void UcxTransport::Impl::wake_progress() {
+  uint64_t one = 1;
+  ssize_t w = ::write(wake_fd, &one, sizeof one);
+  (void)w;
+}
+
 // A thread polling progress() on its own (a wait on this PE's memory) counts as driving.
-void UcxTransport::polling(bool on) {
+void UcxTransport::polling(bool on, bool hand_over) {
   if (on) {
     impl_->app_driving.fetch_add(1, std::memory_order_seq_cst);
     impl_->enter();
   } else {
     impl_->app_driving.fetch_sub(1, std::memory_order_seq_cst);
+    if (hand_over && impl_->parked.load(std::memory_order_seq_cst)) impl_->wake_progress();
   }
 }
 

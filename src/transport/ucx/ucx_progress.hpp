@@ -27,6 +27,7 @@ inline void UcxTransport::Impl::drive(UcxLane& l, Done done, const char* what, i
   enter();
   const Clock::time_point start = Clock::now();
   Clock::time_point busy = start;  // the last progress that did something
+  Clock::time_point seen = start;  // the clock when last read
   Clock::time_point next_nap = start + std::chrono::nanoseconds(kWorkNapEveryNs);
   unsigned idle = 0;
   unsigned worked = 0;
@@ -44,7 +45,7 @@ inline void UcxTransport::Impl::drive(UcxLane& l, Done done, const char* what, i
       // kWorkNapEveryNs of such work, not after every few pieces of it, which a PE
       // serving a stream of requests while it waits would pay a wake-up for each time.
       if ((++worked & 255) == 0) {
-        const Clock::time_point now = Clock::now();
+        const Clock::time_point now = seen = Clock::now();
         if (now - start > std::chrono::nanoseconds(timeout_ns)) {
           app_driving.fetch_sub(1, std::memory_order_seq_cst);
           timed_out(what, pe);
@@ -58,7 +59,7 @@ inline void UcxTransport::Impl::drive(UcxLane& l, Done done, const char* what, i
     }
     if (done()) break;
     if (++idle % 8) continue;
-    const Clock::time_point now = Clock::now();
+    const Clock::time_point now = seen = Clock::now();
     if (busy == Clock::time_point{}) busy = now;
     if (now - start > std::chrono::nanoseconds(timeout_ns)) {
       app_driving.fetch_sub(1, std::memory_order_seq_cst);
@@ -80,6 +81,9 @@ inline void UcxTransport::Impl::drive(UcxLane& l, Done done, const char* what, i
     }
   }
   app_driving.fetch_sub(1, std::memory_order_seq_cst);
+  // A thread that leaves a long wait may go and compute: the progress thread serves again
+  // (a short one, e.g. a fetch-add's round trip, leaves it parked: its park is bounded).
+  if (seen - start >= std::chrono::nanoseconds(kLongWaitNs) && parked.load(std::memory_order_seq_cst)) wake_progress();
 }
 
 // Takes lane x's event fd for one sleep: false when another thread sleeps there or

@@ -131,8 +131,9 @@ class UcxTransport {
   unsigned progress();
   // A thread that polls progress() in a loop (a wait on this PE's memory) keeps the
   // progress thread off the worker and off the CPU meanwhile (true), and hands serving
-  // back to it before it sleeps (false). Counted: calls nest across threads.
-  void polling(bool on);
+  // back to it when it stops (false), waking it (hand_over) before it sleeps or after a
+  // long wait; a short wait leaves it parked. Counted: calls nest across threads.
+  void polling(bool on, bool hand_over = false);
   // Blocks until done(arg) holds, the calling thread driving the worker (a wait whose
   // condition UCX progress meets: a remote atomic or put on this PE's memory). Ends the
   // job naming `pe` once SYMMEM_OP_TIMEOUT passes.
