@@ -23,11 +23,14 @@ void drain(int fd) {
 
 // While an application thread makes short calls this thread looks again after 50 us,
 // doubling to 0.8 ms (a PE that leaves the library is served soon after). While one waits
-// it parks, for 32 ms at most: a thread that leaves a wait of a millisecond or more, or
-// goes to sleep in one, wakes it (wake_progress). Each look costs the waiting thread
-// its core for a wake-up: tens of microseconds on a VM.
+// it parks: 1 ms, then 16, then 32 ms while it finds a thread inside at every look (a
+// wait that goes on, or a stream of operations), back to 1 ms once a look finds nobody; a
+// thread that leaves a wait of 1 ms or more, or goes to sleep in one, wakes it
+// (wake_progress). So a PE that computes after a short wait is served within 1 ms, after
+// a stream of them within 32 ms. Each look takes the waiting thread's core for a wake-up:
+// tens of microseconds of a fetch-add's round trip on a VM.
 constexpr long kLookNs = 50000, kLookMaxNs = 800000;
-constexpr timespec kPark{0, 32000000};
+constexpr long kParkNs = 1000000, kParkMaxNs = 32000000;
 
 }  // namespace
 
@@ -66,12 +69,15 @@ void UcxTransport::Impl::progress_loop() {
   };
   timespec pause{0, 0};
   long look = kLookNs;
+  long park = kParkNs;
   while (!stop.load(std::memory_order_acquire)) {
     if (app_driving.load(std::memory_order_seq_cst) > 0) {
       parked.store(true, std::memory_order_seq_cst);
-      if (app_driving.load(std::memory_order_seq_cst) > 0) (void)ppoll(pf, 1, &kPark, nullptr);
+      const timespec bound_park{0, park};
+      if (app_driving.load(std::memory_order_seq_cst) > 0) (void)ppoll(pf, 1, &bound_park, nullptr);
       parked.store(false, std::memory_order_relaxed);
       drain(wake_fd);
+      park = std::min(kParkMaxNs, park * 16);
       continue;
     }
     if (app_ops.load(std::memory_order_seq_cst) > 0) {
@@ -81,6 +87,7 @@ void UcxTransport::Impl::progress_loop() {
       continue;
     }
     look = kLookNs;
+    park = kParkNs;
     // Stops as soon as an application thread is inside: while a stream of replies keeps
     // this loop busy it would otherwise take every other one from the thread that waits
     // for it, both spinning on UCX's worker lock (a second busy thread per PE).
