@@ -188,7 +188,7 @@ extern "C" {
 // ---- synchronisation ----
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long* pSync) {
   Impl* r = rt("shmem_barrier");
-  // the quiet is implied: sfence + locked arrival (see Runtime::Impl::barrier_all)
+  // the quiet is implied: sfence, then the arrival (see Runtime::Impl::barrier_all)
   on_active_set(r, "shmem_barrier", PE_start, logPE_stride, PE_size, pSync, [](coll::Group& g) { g.sync(); });
 }
 void(shmem_sync)(int PE_start, int logPE_stride, int PE_size, long* pSync) {

@@ -1,6 +1,7 @@
 #include "common/wait.hpp"
 
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -21,6 +22,15 @@ void futex_wait_shared(const std::atomic<uint32_t>* word, uint32_t seen, int64_t
 void futex_wake_shared(const std::atomic<uint32_t>* word) {
   syscall(SYS_futex, reinterpret_cast<const uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
+
+bool heavy_fence_register() {
+  const long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+  if (cmds < 0 || !(cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) || !(cmds & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED))
+    return false;
+  return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+}
+
+void heavy_fence() { syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0); }
 
 int64_t Backoff::next_sleep_us() {
   int64_t s = sleep_us_;

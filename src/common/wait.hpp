@@ -29,6 +29,16 @@ inline void cpu_relax() {
 void futex_wait_shared(const std::atomic<uint32_t>* word, uint32_t seen, int64_t timeout_us);
 void futex_wake_shared(const std::atomic<uint32_t>* word);
 
+// Asymmetric fences (Linux membarrier, global expedited). A writer that stores a word and
+// then loads its sleeper count needs a store-load fence between the two, unless every
+// sleeper runs heavy_fence() between announcing itself and its last look: that makes
+// every CPU running a registered process execute a full barrier, so either the writer's
+// store is visible to that look or the writer's load sees the announcement. The fast side
+// then pays nothing, the side about to sleep a system call. heavy_fence_register() makes
+// this process one of those (idempotent); false where the kernel does not offer it.
+bool heavy_fence_register();
+void heavy_fence();
+
 class Backoff {
  public:
   explicit Backoff(const WaitPolicy& p) : p_(p), sleep_us_(p.first_sleep_us > 0 ? p.first_sleep_us : 1) {}

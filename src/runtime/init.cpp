@@ -743,6 +743,7 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
   supervised_ = plan.how == "symmem-run";
   const int cpu = cfg_.bind ? bind_to_cpu() : -1;
   m->cpu_plus_1 = cpu + 1;
+  m->heavy_fence = cfg_.asym_fence && heavy_fence_register() ? 1 : 0;
   m->magic = kMetaMagic;
   m->pid = getpid();
   m->rank = rank_;
@@ -796,10 +797,14 @@ Runtime::Impl::Impl(const InitAttr& attr, ErrorMode mode) : mode_(mode) {
       cpus += unsigned(__builtin_popcountll(any));
     }
     central_sync_ = node_pes_.size() > cpus;
+    // Light fences only where every PE of the node runs heavy_fence() before it sleeps.
+    light_fences_ = store_ != nullptr;
+    for (int pe = 0; pe < npes_; ++pe)
+      if (routes_[pe] == Route::kShm && !meta(pe)->heavy_fence) light_fences_ = false;
     if (central_sync_) learn_colocation();  // every PE's CPU was published before the ready barrier
     if (npes_ > 1)
-      log_pe(LogLevel::kDebug, rank_, "syncs: %s (%d PEs on %u CPUs)", central_sync_ ? "central counter" : "dissemination",
-             npes_, cpus);
+      log_pe(LogLevel::kDebug, rank_, "syncs: %s (%d PEs on %u CPUs), %s", central_sync_ ? "central counter" : "dissemination",
+             npes_, cpus, light_fences_ ? "arrivals without a fence (membarrier before a sleep)" : "a fence at every arrival");
   }
   if (!rendezvous_file_.empty()) {
     ::unlink(rendezvous_file_.c_str());

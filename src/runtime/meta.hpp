@@ -73,6 +73,7 @@ struct MetaFixed {
   int32_t pid;
   int32_t rank;
   int32_t cpu_plus_1;  // 1 + the CPU this PE is bound to; 0 when not bound (SYMMEM_BIND)
+  int32_t heavy_fence;  // 1: this PE's process takes part in heavy_fence() (common/wait.hpp)
   // The CPUs this PE was allowed at init, before binding (bit c of word c / 64): every PE
   // reads every PE's after the init barrier and decides the same sync algorithm.
   uint64_t allowed_cpus[16];

@@ -126,6 +126,7 @@ void Runtime::Impl::wait_ge_long(std::atomic<uint32_t>* word, std::atomic<uint32
         // Announce the sleep before the last look, so a writer that stores after that look
         // sees the announcement and wakes us (both sides: seq_cst store, then load).
         sleepers->fetch_add(1, std::memory_order_seq_cst);
+        if (light_fences_) heavy_fence();  // the writer's arrival has no fence (notify_half)
         const uint32_t v = word->load(std::memory_order_seq_cst);
         if (int32_t(v - target) < 0) b.pause_on(word, v);
         sleepers->fetch_sub(1, std::memory_order_relaxed);

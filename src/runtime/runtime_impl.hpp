@@ -349,8 +349,8 @@ struct Runtime::Impl {
   // ---- synchronisation ----
   // quiet + sync_all, where the quiet is implied: on the shm route every RMA and atomic is
   // complete when it returns, and the sync makes this PE's earlier stores visible before
-  // its arrival is (SFENCE for non-temporal ones, then a locked update of the peer's or
-  // the root's word for ordinary ones), so an MFENCE first only adds its cost.
+  // its arrival is (SFENCE for non-temporal ones; x86 keeps ordinary ones before the
+  // arrival's store), so an MFENCE first only adds its cost.
   void barrier_all() { sync_all(); }
   void sync_all();
   // sync_all is one of these two, each by a tail call: with SYMMEM_STATUS=0 (dfx::colls_kept
@@ -493,9 +493,12 @@ struct Runtime::Impl {
   static void notify(WaitWord* word, uint32_t value);
   // A pairwise sync's arrival: a release store, then a seq_cst fence before the sleeper
   // check (not an xchg: nothing to order but the store itself, and the fence needs no RFO).
-  static void notify_half(WaitHalf* h, uint32_t value) {
+  // A pairwise sync's arrival: a release store, then the sleeper check. The store-load
+  // fence between them (not an xchg: the fence needs no RFO) only where the node's PEs
+  // cannot all use heavy_fence() (light_fences_); it cost a third of a 2-PE barrier.
+  void notify_half(WaitHalf* h, uint32_t value) {
     h->v.store(value, std::memory_order_release);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (SYMMEM_UNLIKELY(!light_fences_)) std::atomic_thread_fence(std::memory_order_seq_cst);
     if (SYMMEM_UNLIKELY(h->sleepers.load(std::memory_order_seq_cst) != 0)) futex_wake_shared(&h->v);
   }
   static uint32_t add_word(WaitWord* word, uint32_t delta);
@@ -634,6 +637,9 @@ struct Runtime::Impl {
   std::function<void()> wait_check_;  // Runtime::set_wait_check; empty: none
   // Spin polls wait_word_ge currently allows (adapted per wait; see runtime.cpp).
   std::atomic<int> spin_budget_{0};
+  // Every PE of this node takes part in heavy_fence(): waits on sync words run it before
+  // they sleep, and pairwise arrivals skip their fence (notify_half).
+  bool light_fences_ = false;
   static constexpr int kMinSpin = 8;
   // World ranks bound to this PE's CPU (PEs outnumber cores); known from init.
   std::vector<int> colocated_;
