@@ -491,8 +491,6 @@ struct Runtime::Impl {
   }
   // Stores `value` (or adds, for add_word) and wakes sleepers on that word.
   static void notify(WaitWord* word, uint32_t value);
-  // A pairwise sync's arrival: a release store, then a seq_cst fence before the sleeper
-  // check (not an xchg: nothing to order but the store itself, and the fence needs no RFO).
   // A pairwise sync's arrival: a release store, then the sleeper check. The store-load
   // fence between them (not an xchg: the fence needs no RFO) only where the node's PEs
   // cannot all use heavy_fence() (light_fences_); it cost a third of a 2-PE barrier.
