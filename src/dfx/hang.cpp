@@ -475,13 +475,18 @@ Report build(const Source& src, const Options& opt) {
   if (opt.json_path != "-") {
     const std::string path = opt.json_path.empty() ? "symmem-hang-" + (src.job.empty() ? std::to_string(getpid()) : src.job) + ".json"
                                                     : opt.json_path;
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    if (f && std::fwrite(j.data(), 1, j.size(), f) == j.size() && std::fclose(f) == 0) {
+    // Whole or not at all: a reader polls for the file while the job runs on (a live
+    // report), so it is written beside and renamed into place.
+    const std::string tmp = path + ".tmp" + std::to_string(getpid());
+    std::FILE* f = std::fopen(tmp.c_str(), "w");
+    bool ok = f && std::fwrite(j.data(), 1, j.size(), f) == j.size();
+    if (f) ok = std::fclose(f) == 0 && ok;
+    if (ok && std::rename(tmp.c_str(), path.c_str()) == 0) {
       r.json_path = path;
       t += "  JSON: " + path + "\n";
     } else {
-      if (f) std::fclose(f);
       t += "  JSON: cannot write " + path + ": " + std::strerror(errno) + "\n";
+      std::remove(tmp.c_str());
     }
   }
   r.text = t;
