@@ -56,6 +56,11 @@ suite() {  # suite DIR [CTEST ARGS...]: the CTest suite, then nothing of ours le
   if pgrep -x symmem-run >/dev/null; then
     echo "test.sh: stray symmem-run processes:"; pgrep -ax symmem-run; rc=1
   fi
+  # The tests send their reports to /dev/null (tests/CMakeLists.txt): a writer that
+  # replaced the file instead of writing it would leave the machine without one.
+  if [ ! -c /dev/null ]; then
+    echo "test.sh: /dev/null is no longer a character device"; rc=1
+  fi
   return $rc
 }
 

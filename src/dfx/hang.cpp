@@ -4,6 +4,7 @@
 // writers are found are in hang_look.cpp and hang_writers.cpp.
 #include "dfx/hang.hpp"
 
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -476,17 +477,20 @@ Report build(const Source& src, const Options& opt) {
     const std::string path = opt.json_path.empty() ? "symmem-hang-" + (src.job.empty() ? std::to_string(getpid()) : src.job) + ".json"
                                                     : opt.json_path;
     // Whole or not at all: a reader polls for the file while the job runs on (a live
-    // report), so it is written beside and renamed into place.
-    const std::string tmp = path + ".tmp" + std::to_string(getpid());
+    // report), so a regular file is written beside and renamed into place. Anything else
+    // (/dev/null, a FIFO) is written as it is: a rename would replace it.
+    struct stat st;
+    const bool in_place = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+    const std::string tmp = in_place ? path : path + ".tmp" + std::to_string(getpid());
     std::FILE* f = std::fopen(tmp.c_str(), "w");
     bool ok = f && std::fwrite(j.data(), 1, j.size(), f) == j.size();
     if (f) ok = std::fclose(f) == 0 && ok;
-    if (ok && std::rename(tmp.c_str(), path.c_str()) == 0) {
+    if (ok && (in_place || std::rename(tmp.c_str(), path.c_str()) == 0)) {
       r.json_path = path;
       t += "  JSON: " + path + "\n";
     } else {
       t += "  JSON: cannot write " + path + ": " + std::strerror(errno) + "\n";
-      std::remove(tmp.c_str());
+      if (!in_place) std::remove(tmp.c_str());
     }
   }
   r.text = t;
